@@ -1,0 +1,70 @@
+package tensor
+
+import "math"
+
+// RoPE applies rotary position embeddings to interleaved pairs (2i, 2i+1) of
+// each head, the convention of both MOSS-TTS-Nano and its codec:
+//
+//	y[2i]   = x[2i]·cos(p·f_i) − x[2i+1]·sin(p·f_i)
+//	y[2i+1] = x[2i+1]·cos(p·f_i) + x[2i]·sin(p·f_i),   f_i = base^(−2i/headDim)
+//
+// Angles are computed in float64. The cos/sin of positions below the table
+// size are precomputed once; later positions are computed on the fly. A RoPE
+// is immutable after NewRoPE and safe for concurrent use.
+type RoPE struct {
+	HeadDim int
+	invFreq []float64
+	table   int
+	cos     []float32 // [pos][headDim/2]
+	sin     []float32
+}
+
+// NewRoPE returns a RoPE for heads of size headDim with the given base (max
+// period), with a table for positions [0, table).
+func NewRoPE(headDim int, base float64, table int) *RoPE {
+	half := headDim / 2
+	r := &RoPE{HeadDim: headDim, invFreq: make([]float64, half), table: table}
+	for i := range half {
+		r.invFreq[i] = math.Pow(base, -float64(2*i)/float64(headDim))
+	}
+	r.cos = make([]float32, table*half)
+	r.sin = make([]float32, table*half)
+	for p := range table {
+		r.angles(p, r.cos[p*half:(p+1)*half], r.sin[p*half:(p+1)*half])
+	}
+	return r
+}
+
+func (r *RoPE) angles(pos int, cos, sin []float32) {
+	for i, f := range r.invFreq {
+		s, c := math.Sincos(float64(pos) * f)
+		cos[i] = float32(c)
+		sin[i] = float32(s)
+	}
+}
+
+// Apply rotates x, which holds whole heads of HeadDim values, for position pos.
+func (r *RoPE) Apply(x []float32, pos int) {
+	half := len(r.invFreq)
+	var cs, sn []float32
+	if pos < r.table {
+		cs = r.cos[pos*half : (pos+1)*half]
+		sn = r.sin[pos*half : (pos+1)*half]
+	} else {
+		var cbuf, sbuf [256]float32
+		if half <= len(cbuf) {
+			cs, sn = cbuf[:half], sbuf[:half]
+		} else {
+			cs, sn = make([]float32, half), make([]float32, half)
+		}
+		r.angles(pos, cs, sn)
+	}
+	for h := 0; h+r.HeadDim <= len(x); h += r.HeadDim {
+		v := x[h : h+r.HeadDim]
+		for i := range half {
+			a, b := v[2*i], v[2*i+1]
+			v[2*i] = a*cs[i] - b*sn[i]
+			v[2*i+1] = b*cs[i] + a*sn[i]
+		}
+	}
+}
