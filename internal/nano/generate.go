@@ -1,0 +1,367 @@
+package nano
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/nanovox/nanovox/internal/tensor"
+	"github.com/nanovox/nanovox/internal/text"
+)
+
+// InputError is a request the model cannot serve as given (empty text, bad
+// parameters, reference codes outside the codebooks). Callers map it to a
+// client error.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// EventKind tells what a generation step produced.
+type EventKind int
+
+const (
+	// EventFrame carries one frame of n_vq audio codes.
+	EventFrame EventKind = iota
+	// EventChunkEnd marks the end of a text chunk; Pause is the silence
+	// (seconds) the OpenMOSS assembly puts after it, 0 after the last chunk.
+	EventChunkEnd
+)
+
+// Event is the outcome of one step of a Generation.
+type Event struct {
+	Kind  EventKind
+	Chunk int
+	// Frame holds the codes of an EventFrame; the slice belongs to the caller.
+	Frame []int
+	Pause float64
+	// Last is set on the final EventChunkEnd of the generation.
+	Last bool
+}
+
+type genState int
+
+const (
+	stateStartChunk genState = iota
+	stateDecoding
+	stateDone
+)
+
+// Generation is the state of one request: its text chunks, the reference,
+// the KV caches and the random generator. It advances one frame per step,
+// either alone (Next) or stepped together with others (Stepper.Step).
+// A Generation is not safe for concurrent use.
+type Generation struct {
+	m      *Model
+	params Params
+	ref    [][]int
+	prefix *Prefix
+	chunks []text.Chunk
+
+	chunk  int
+	state  genState
+	cache  *kvCache // global, reset per chunk
+	local  *kvCache // local, reset per frame
+	seen   [][]bool // [channel][code]: codes generated in this chunk
+	frames int      // frames generated in the current chunk
+	cap    int      // frame limit of the current chunk
+	last   []int    // codes of the previous frame
+	smp    *sampler
+	own    *Stepper
+
+	// per-step scratch (positions inside the batch)
+	g []float32
+}
+
+// Chunks returns the text chunks the generation speaks, in order.
+func (g *Generation) Chunks() []text.Chunk { return g.chunks }
+
+// Done reports whether the generation has produced its last event.
+func (g *Generation) Done() bool { return g.state == stateDone }
+
+// Prefix is the KV cache of a reference's prompt prefix (everything before the
+// target text). It is immutable once computed and can be shared by any number
+// of generations with the same reference.
+type Prefix struct {
+	ref   [][]int
+	cache *kvCache
+}
+
+// Rows returns the number of prompt rows the prefix covers.
+func (p *Prefix) Rows() int { return p.cache.n }
+
+// Bytes returns the memory held by the prefix cache.
+func (p *Prefix) Bytes() int64 { return p.cache.bytes() }
+
+// NewPrefix computes the prompt prefix of a reference once.
+func (m *Model) NewPrefix(ref [][]int) (*Prefix, error) {
+	if len(ref) == 0 {
+		return nil, &InputError{Msg: "reference has no audio frames"}
+	}
+	if err := m.checkRef(ref); err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	rows := m.PrefixRows(ref)
+	n := len(rows) / (m.Config.NVQ + 1)
+	c := newKVCache(m.Config.GPT2.NLayer, m.Config.Hidden(), n)
+	x := make([]float32, n*m.Config.Hidden())
+	m.embedRows(x, rows)
+	var ws workspace
+	m.forward(&m.global, x, []seqRows{{cache: c, n: n}}, &ws)
+	return &Prefix{ref: cloneFrames(ref), cache: c}, nil
+}
+
+func cloneFrames(f [][]int) [][]int {
+	out := make([][]int, len(f))
+	for i := range f {
+		out[i] = append([]int(nil), f[i]...)
+	}
+	return out
+}
+
+// NewGeneration prepares a voice-clone request: ref holds the reference
+// clip's codes [frames][≥n_vq]; prefix, if not nil, must have been computed
+// from the same ref and saves its prefill.
+func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Params) (*Generation, error) {
+	if err := p.Validate(); err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	if strings.TrimSpace(input) == "" {
+		return nil, &InputError{Msg: "text is empty"}
+	}
+	if prefix != nil {
+		ref = prefix.ref
+	}
+	if len(ref) == 0 {
+		return nil, &InputError{Msg: "reference has no audio frames"}
+	}
+	if err := m.checkRef(ref); err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	chunks, err := text.Split(m.Tok, input, p.MaxTextTokens)
+	if err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	if len(chunks) == 0 {
+		return nil, &InputError{Msg: "text is empty"}
+	}
+	g := &Generation{m: m, params: p, ref: ref, prefix: prefix, chunks: chunks, smp: newSampler(p.Seed)}
+	maxText := 0
+	for _, c := range chunks {
+		maxText = max(maxText, len(c.TokenIDs))
+	}
+	capacity := len(m.PrefixRows(ref))/(m.Config.NVQ+1) + maxText + len(m.template.tail) + p.MaxNewFrames + 1
+	g.cache = newKVCache(m.Config.GPT2.NLayer, m.Config.Hidden(), capacity)
+	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.Hidden(), m.Config.NVQ+1)
+	g.seen = make([][]bool, m.Config.NVQ)
+	for c, k := range m.Config.AudioCodebookSizes {
+		g.seen[c] = make([]bool, k)
+	}
+	return g, nil
+}
+
+// Next advances the generation by one step on its own. It returns
+// context.Canceled (or the context's error) without doing work when ctx is
+// done, and io.EOF-like ErrDone after the last event.
+func (g *Generation) Next(ctx context.Context) (Event, error) {
+	if err := ctx.Err(); err != nil {
+		return Event{}, err
+	}
+	if g.state == stateDone {
+		return Event{}, ErrDone
+	}
+	if g.own == nil {
+		g.own = g.m.NewStepper()
+	}
+	evs, err := g.own.Step([]*Generation{g})
+	if err != nil {
+		return Event{}, err
+	}
+	return evs[0], nil
+}
+
+// ErrDone is returned by Next after the generation's last event.
+var ErrDone = errors.New("nano: generation done")
+
+// Stepper advances many generations by one frame each with batched math:
+// one global forward over all their new rows, then the local transformer for
+// all of them together. Its scratch buffers are reused across steps. A
+// Stepper is not safe for concurrent use; results are identical to stepping
+// each generation alone.
+type Stepper struct {
+	m        *Model
+	gws, lws workspace
+	x, lx, h []float32
+	logits   []float32
+	rows     Rows
+}
+
+// NewStepper returns a Stepper for m.
+func (m *Model) NewStepper() *Stepper { return &Stepper{m: m} }
+
+// Step advances every generation (none may be Done) by one step and returns
+// one event per generation, in order.
+func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
+	m := s.m
+	cfg := m.Config
+	H, W := cfg.Hidden(), cfg.NVQ+1
+	eps := float32(cfg.GPT2.LayerNormEpsilon)
+	evs := make([]Event, len(gens))
+
+	// 1. Chunks that reached their frame limit end without compute (the
+	//    upstream loop simply runs out).
+	var active []*Generation
+	var activeIdx []int
+	for i, g := range gens {
+		if g.state == stateDone {
+			return nil, fmt.Errorf("nano: step of a finished generation")
+		}
+		if g.state == stateDecoding && g.frames >= g.cap {
+			evs[i] = g.endChunk()
+			continue
+		}
+		active = append(active, g)
+		activeIdx = append(activeIdx, i)
+	}
+	if len(active) == 0 {
+		return evs, nil
+	}
+
+	// 2. Global transformer over each generation's new rows.
+	s.rows = s.rows[:0]
+	seqs := make([]seqRows, len(active))
+	for i, g := range active {
+		var rows Rows
+		if g.state == stateStartChunk {
+			g.startChunk()
+			ids := g.chunks[g.chunk].TokenIDs
+			if g.prefix != nil {
+				g.cache.copyFrom(g.prefix.cache)
+				rows = m.TextRows(ids)
+			} else {
+				rows = m.PromptRows(g.ref, ids)
+			}
+		} else {
+			rows = append(Rows{cfg.AudioAssistantSlotTokenID}, g.last...)
+		}
+		s.rows = append(s.rows, rows...)
+		seqs[i] = seqRows{cache: g.cache, n: len(rows) / W}
+	}
+	R := len(s.rows) / W
+	s.x = grow(s.x, R*H)
+	m.embedRows(s.x, s.rows)
+	m.forward(&m.global, s.x, seqs, &s.gws)
+
+	// g_i = ln_f(last row of sequence i): the input of the local transformer.
+	n := len(active)
+	s.lx = grow(s.lx, n*H)
+	r := 0
+	for i, sq := range seqs {
+		r += sq.n
+		tensor.LayerNorm(s.lx[i*H:(i+1)*H], s.x[(r-1)*H:r*H], 1, m.global.lnfW, m.global.lnfB, eps)
+	}
+
+	// 3. Local transformer position 0: the text decision (slot vs end).
+	lseqs := make([]seqRows, n)
+	for i, g := range active {
+		g.local.reset()
+		lseqs[i] = seqRows{cache: g.local, n: 1}
+	}
+	s.h = grow(s.h, n*H)
+	m.forward(&m.local, s.lx, lseqs, &s.lws)
+	tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
+	var two [2]float32
+	cand := []int{cfg.AudioAssistantSlotTokenID, cfg.AudioEndTokenID}
+	var cont []*Generation
+	var contIdx []int
+	for i, g := range active {
+		tensor.LinearRows(two[:], s.h[i*H:(i+1)*H], 1, m.wte, cand)
+		p := &g.params
+		topK := p.TextTopK
+		choice, err := g.smp.pick(two[:], p.Greedy, p.TextTemperature, topK, p.TextTopP)
+		if err != nil {
+			return nil, err
+		}
+		if choice != 0 && !p.IgnoreEOS {
+			evs[activeIdx[i]] = g.endChunk()
+			continue
+		}
+		cont = append(cont, g)
+		contIdx = append(contIdx, activeIdx[i])
+	}
+	if len(cont) == 0 {
+		return evs, nil
+	}
+
+	// 4. The n_vq codes, one local position each, fed back through the
+	//    codebook embeddings. Continuing generations keep their local caches.
+	n = len(cont)
+	lseqs = lseqs[:0]
+	for _, g := range cont {
+		lseqs = append(lseqs, seqRows{cache: g.local, n: 1})
+	}
+	codes := make([][]int, n)
+	for i := range codes {
+		codes[i] = make([]int, cfg.NVQ)
+	}
+	for c := range cfg.NVQ {
+		for i := range cont {
+			dst := s.lx[i*H : (i+1)*H]
+			if c == 0 {
+				m.wte.Row(cfg.AudioAssistantSlotTokenID, dst)
+			} else {
+				m.audioEmb[c-1].Row(codes[i][c-1], dst)
+			}
+		}
+		m.forward(&m.local, s.lx[:n*H], lseqs, &s.lws)
+		tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
+		K := cfg.AudioCodebookSizes[c]
+		s.logits = grow(s.logits, n*K)
+		tensor.Linear(s.logits, s.h, n, m.audioEmb[c], nil)
+		for i, g := range cont {
+			lg := s.logits[i*K : (i+1)*K]
+			penalize(lg, g.seen[c], float32(g.params.RepetitionPenalty))
+			p := &g.params
+			code, err := g.smp.pick(lg, p.Greedy, p.AudioTemperature, p.AudioTopK, p.AudioTopP)
+			if err != nil {
+				return nil, err
+			}
+			codes[i][c] = code
+		}
+	}
+	for i, g := range cont {
+		for c, code := range codes[i] {
+			g.seen[c][code] = true
+		}
+		g.last = append(g.last[:0], codes[i]...)
+		g.frames++
+		g.state = stateDecoding
+		evs[contIdx[i]] = Event{Kind: EventFrame, Chunk: g.chunk, Frame: codes[i]}
+	}
+	return evs, nil
+}
+
+// startChunk resets the per-chunk state (fresh KV cache, repetition history).
+func (g *Generation) startChunk() {
+	g.cache.reset()
+	for _, s := range g.seen {
+		clear(s)
+	}
+	g.frames = 0
+	g.cap = g.params.chunkFrameCap(len(g.chunks[g.chunk].TokenIDs))
+	g.state = stateDecoding
+}
+
+// endChunk finishes the current chunk and returns its event.
+func (g *Generation) endChunk() Event {
+	ev := Event{Kind: EventChunkEnd, Chunk: g.chunk}
+	if g.chunk == len(g.chunks)-1 {
+		ev.Last = true
+		g.state = stateDone
+	} else {
+		ev.Pause = g.chunks[g.chunk].PauseAfter
+		g.chunk++
+		g.state = stateStartChunk
+	}
+	return ev
+}

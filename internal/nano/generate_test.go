@@ -1,0 +1,283 @@
+package nano
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sampledParams(seed uint64) Params {
+	p := DefaultParams()
+	p.Seed = seed
+	p.MaxNewFrames = 30
+	return p
+}
+
+// collect runs a generation alone and returns its frames per chunk.
+func collect(t *testing.T, g *Generation) [][][]int {
+	t.Helper()
+	out := [][][]int{nil}
+	for {
+		ev, err := g.Next(context.Background())
+		if errors.Is(err, ErrDone) {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == EventFrame {
+			out[len(out)-1] = append(out[len(out)-1], ev.Frame)
+		} else if !ev.Last {
+			out = append(out, nil)
+		}
+	}
+}
+
+func TestBatchedEqualsAlone(t *testing.T) {
+	m := loadFixture(t, "tiny-a")
+	ref := readGolden(t, "tiny-a", "canonical.json").RefCodes
+	texts := []string{"Hello world. This is a tiny test.", "Another voice speaks here, slowly.", "短い文です。", "One more: the quick brown fox jumps over the lazy dog near the river bank."}
+	mk := func() []*Generation {
+		var gens []*Generation
+		for i, txt := range texts {
+			p := sampledParams(uint64(100 + i))
+			p.MaxTextTokens = 12
+			if i == 1 {
+				p.Greedy = true
+			}
+			g, err := m.NewGeneration(ref, nil, txt, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gens = append(gens, g)
+		}
+		return gens
+	}
+	var alone [][][][]int
+	for _, g := range mk() {
+		alone = append(alone, collect(t, g))
+	}
+	// Step all together; a generation leaves the batch when done.
+	gens := mk()
+	batched := make([][][][]int, len(gens))
+	for i := range batched {
+		batched[i] = [][][]int{nil}
+	}
+	st := m.NewStepper()
+	for {
+		var live []*Generation
+		var idx []int
+		for i, g := range gens {
+			if !g.Done() {
+				live = append(live, g)
+				idx = append(idx, i)
+			}
+		}
+		if len(live) == 0 {
+			break
+		}
+		evs, err := st.Step(live)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, ev := range evs {
+			i := idx[k]
+			if ev.Kind == EventFrame {
+				batched[i][len(batched[i])-1] = append(batched[i][len(batched[i])-1], ev.Frame)
+			} else if !ev.Last {
+				batched[i] = append(batched[i], nil)
+			}
+		}
+	}
+	if diff := cmp.Diff(alone, batched); diff != "" {
+		t.Fatalf("batched differs from alone (-alone +batched):\n%s", diff)
+	}
+}
+
+func TestPrefixEqualsFullPrompt(t *testing.T) {
+	for _, fixture := range []string{"tiny-a", "tiny-b"} {
+		m := loadFixture(t, fixture)
+		g := readGolden(t, fixture, "long.json")
+		pre, err := m.NewPrefix(g.RefCodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pre.Rows() != len(m.PrefixRows(g.RefCodes))/(m.Config.NVQ+1) || pre.Bytes() <= 0 {
+			t.Fatalf("prefix rows %d bytes %d", pre.Rows(), pre.Bytes())
+		}
+		for _, p := range []Params{goldenParams(g, 20), sampledParams(7)} {
+			a, err := m.NewGeneration(g.RefCodes, nil, g.Text, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := m.NewGeneration(nil, pre, g.Text, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fa, fb := collect(t, a), collect(t, b)
+			if diff := cmp.Diff(fa, fb); diff != "" {
+				t.Errorf("%s greedy=%v: prefix changes frames (-full +prefix):\n%s", fixture, p.Greedy, diff)
+			}
+		}
+	}
+}
+
+func TestSeededSampling(t *testing.T) {
+	m := loadFixture(t, "tiny-b")
+	ref := readGolden(t, "tiny-b", "canonical.json").RefCodes
+	run := func(seed uint64) [][][]int {
+		g, err := m.NewGeneration(ref, nil, "Hello world. This is a tiny test.", sampledParams(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return collect(t, g)
+	}
+	a, b, c := run(1), run(1), run(2)
+	if !cmp.Equal(a, b) {
+		t.Fatal("same seed gave different frames")
+	}
+	if cmp.Equal(a, c) {
+		t.Fatal("different seeds gave identical frames")
+	}
+}
+
+func TestFrameCapAndIgnoreEOS(t *testing.T) {
+	m := loadFixture(t, "tiny-a")
+	g := readGolden(t, "tiny-a", "canonical.json")
+	// Runaway guard: a cap below the natural length cuts the chunk.
+	p := goldenParams(g, 75)
+	p.FrameCapBase, p.FramesPerToken = 0, 0.1 // ceil(0.1·n) frames
+	gen, err := m.NewGeneration(g.RefCodes, nil, g.Text, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(gen.Chunks()[0].TokenIDs)
+	want := int(math.Ceil(0.1 * float64(n)))
+	frames := collect(t, gen)
+	if len(frames[0]) != want || want >= len(g.Frames) {
+		t.Fatalf("capped chunk has %d frames, want %d (natural %d)", len(frames[0]), want, len(g.Frames))
+	}
+	if !cmp.Equal(frames[0], g.Frames[:want]) {
+		t.Fatal("capped frames are not a prefix of the uncapped ones")
+	}
+	// IgnoreEOS runs to MaxNewFrames.
+	p = goldenParams(g, 75)
+	p.IgnoreEOS = true
+	p.MaxNewFrames = 9
+	gen, _ = m.NewGeneration(g.RefCodes, nil, g.Text, p)
+	frames = collect(t, gen)
+	if len(frames[0]) != 9 || !cmp.Equal(frames[0][:len(g.Frames)], g.Frames) {
+		t.Fatalf("IgnoreEOS gave %d frames", len(frames[0]))
+	}
+}
+
+func TestCancelBetweenFrames(t *testing.T) {
+	m := loadFixture(t, "tiny-a")
+	ref := readGolden(t, "tiny-a", "canonical.json").RefCodes
+	gen, err := m.NewGeneration(ref, nil, "Hello world.", sampledParams(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := gen.Next(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := gen.Next(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Next after cancel: %v", err)
+	}
+}
+
+func TestGenerationInputErrors(t *testing.T) {
+	m := loadFixture(t, "tiny-a")
+	ref := readGolden(t, "tiny-a", "canonical.json").RefCodes
+	bad := [][]int{{0, 0, 0, 0, 0, 0, 0, 128}}
+	short := [][]int{{1, 2, 3}}
+	tests := []struct {
+		name string
+		ref  [][]int
+		text string
+		p    func(*Params)
+		want string
+	}{
+		{"empty text", ref, "   ", nil, "text is empty"},
+		{"no reference", nil, "hi", nil, "no audio frames"},
+		{"code out of range", bad, "hi", nil, "outside codebook"},
+		{"short frame", short, "hi", nil, "has 3 codes"},
+		{"zero temperature", ref, "hi", func(p *Params) { p.AudioTemperature = 0 }, "temperature"},
+		{"nan temperature", ref, "hi", func(p *Params) { p.AudioTemperature = math.NaN() }, "temperature"},
+		{"top_p zero", ref, "hi", func(p *Params) { p.AudioTopP = 0 }, "top_p"},
+		{"negative top_k", ref, "hi", func(p *Params) { p.AudioTopK = -1 }, "top_k"},
+		{"zero penalty", ref, "hi", func(p *Params) { p.RepetitionPenalty = 0 }, "penalty"},
+		{"zero max frames", ref, "hi", func(p *Params) { p.MaxNewFrames = 0 }, "max new frames"},
+		{"zero text budget", ref, "hi", func(p *Params) { p.MaxTextTokens = 0 }, "max text tokens"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := DefaultParams()
+			if tc.p != nil {
+				tc.p(&p)
+			}
+			_, err := m.NewGeneration(tc.ref, nil, tc.text, p)
+			var ie *InputError
+			if !errors.As(err, &ie) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want InputError containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestSampler checks the sampling filters against their definitions with
+// many draws.
+func TestSampler(t *testing.T) {
+	s := newSampler(1)
+	logits := []float32{2, 1, 0.5, 3, -1}
+	// Greedy: first maximum; penalty applied before.
+	lg := append([]float32(nil), logits...)
+	penalize(lg, []bool{false, false, false, true, false}, 2) // 3 → 1.5
+	if i, _ := s.pick(lg, true, 1, 0, 1); i != 0 {
+		t.Fatalf("greedy after penalty picked %d, want 0", i)
+	}
+	lg = []float32{-2, 1}
+	penalize(lg, []bool{true, true}, 2)
+	if lg[0] != -4 || lg[1] != 0.5 {
+		t.Fatalf("penalty: %v", lg)
+	}
+	count := func(topK int, topP float64) map[int]int {
+		c := map[int]int{}
+		for range 20000 {
+			lg := append([]float32(nil), logits...)
+			i, err := s.pick(lg, false, 1, topK, topP)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c[i]++
+		}
+		return c
+	}
+	// top-k 2 keeps indices 3 and 0 in ratio e^3 : e^2.
+	c := count(2, 1)
+	if len(c) != 2 || c[3] == 0 || c[0] == 0 {
+		t.Fatalf("top-k 2 drew %v", c)
+	}
+	if r := float64(c[3]) / float64(c[0]); math.Abs(r-math.E) > 0.25 {
+		t.Errorf("top-k ratio %.3f, want e", r)
+	}
+	// top-p: probabilities sorted are p3=.61, p0=.22, p1=.08, p2=.05, p4=.01;
+	// with p=0.7 the kept set is {3, 0} (cumsum .61 < .7, then .84 > .7).
+	c = count(0, 0.7)
+	if len(c) != 2 || c[3] == 0 || c[0] == 0 {
+		t.Fatalf("top-p 0.7 drew %v", c)
+	}
+	// top-p tiny keeps only the best.
+	if c := count(0, 0.01); len(c) != 1 || c[3] != 20000 {
+		t.Fatalf("top-p 0.01 drew %v", c)
+	}
+	if _, err := s.pick([]float32{1, float32(math.NaN())}, true, 1, 0, 1); err == nil {
+		t.Fatal("NaN logits: want error")
+	}
+}

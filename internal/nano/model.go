@@ -1,0 +1,208 @@
+package nano
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nanovox/nanovox/internal/spm"
+	"github.com/nanovox/nanovox/internal/tensor"
+	"github.com/nanovox/nanovox/internal/weights"
+)
+
+// block is one GPT-2 block: pre-LN attention and MLP, Linear weights [out, in].
+type block struct {
+	ln1W, ln1B   []float32 // [H]
+	attnW        *tensor.Mat
+	attnB        []float32 // [3H, H], [3H]: rows q | k | v, heads contiguous
+	projW        *tensor.Mat
+	projB        []float32 // [H, H], [H]
+	ln2W, ln2B   []float32 // [H]
+	fcInW        *tensor.Mat
+	fcInB        []float32 // [I, H], [I]
+	fcOutW       *tensor.Mat
+	fcOutB       []float32 // [H, I], [H]
+	scale        float32   // attention softmax scale
+}
+
+// stack is a GPT-2 decoder without token embeddings (inputs are embeddings).
+type stack struct {
+	blocks     []block
+	lnfW, lnfB []float32
+	wpe        *tensor.Mat // absolute positions only; nil with RoPE
+}
+
+// Model is a loaded MOSS-TTS-Nano language model: the global transformer, the
+// local transformer, the embeddings (which double as output heads) and the
+// tokenizer. A Model is immutable after Load and safe for concurrent use; all
+// per-request state lives in a Generation.
+type Model struct {
+	Config *Config
+	Tok    *spm.Model
+	Dir    string
+	// Warnings lists unexpected tensors that were ignored at load.
+	Warnings []string
+
+	wte      *tensor.Mat   // [V, H]; also the text head
+	audioEmb []*tensor.Mat // [K_c, H]; also the audio heads
+	global   stack
+	local    stack
+	rope     *tensor.RoPE
+	template template
+}
+
+// Options tunes Load.
+type Options struct {
+	// KeepBF16 keeps bfloat16 weights as bfloat16 in memory (kernels widen
+	// them exactly); otherwise every weight is stored as float32.
+	KeepBF16 bool
+}
+
+// LoadError is a checkpoint that cannot be loaded (missing file, key, bad shape, bad config).
+type LoadError struct {
+	Dir string
+	Err error
+}
+
+func (e *LoadError) Error() string { return fmt.Sprintf("load model %s: %v", e.Dir, e.Err) }
+func (e *LoadError) Unwrap() error { return e.Err }
+
+// Load reads a MOSS-TTS-Nano checkpoint directory (config.json, weights,
+// tokenizer.model) in the OpenMOSS or mlx-community layout.
+func Load(dir string, opts Options) (*Model, error) {
+	m, err := load(dir, opts)
+	if err != nil {
+		return nil, &LoadError{Dir: dir, Err: err}
+	}
+	return m, nil
+}
+
+func load(dir string, opts Options) (*Model, error) {
+	cfg, err := LoadConfig(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	tokPath := filepath.Join(dir, "tokenizer.model")
+	if _, err := os.Stat(tokPath); err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	tok, err := spm.Load(tokPath)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer %s: %w", tokPath, err)
+	}
+	if tok.VocabSize() > cfg.GPT2.VocabSize {
+		return nil, fmt.Errorf("tokenizer has %d pieces, more than gpt2_config.vocab_size %d", tok.VocabSize(), cfg.GPT2.VocabSize)
+	}
+	st, err := weights.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+
+	m := &Model{Config: cfg, Tok: tok, Dir: dir}
+	H, V := cfg.Hidden(), cfg.GPT2.VocabSize
+	var errs []error
+	mat := func(rows, cols int, names ...string) *tensor.Mat {
+		w, err := st.Mat(rows, cols, opts.KeepBF16, names...)
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		return w
+	}
+	vec := func(n int, names ...string) []float32 {
+		v, err := st.F32([]int{n}, names...)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		return v
+	}
+	m.wte = mat(V, H, "transformer.wte.weight")
+	for c, k := range cfg.AudioCodebookSizes {
+		m.audioEmb = append(m.audioEmb, mat(k, H, fmt.Sprintf("audio_embeddings.%d.weight", c)))
+	}
+	loadStack := func(prefix string, layers, positions int) stack {
+		var s stack
+		I := cfg.Inner()
+		for i := range layers {
+			p := fmt.Sprintf("%s.h.%d.", prefix, i)
+			s.blocks = append(s.blocks, block{
+				ln1W:   vec(H, p+"ln_1.weight"),
+				ln1B:   vec(H, p+"ln_1.bias"),
+				attnW:  mat(3*H, H, p+"attn.c_attn.weight"),
+				attnB:  vec(3*H, p+"attn.c_attn.bias"),
+				projW:  mat(H, H, p+"attn.c_proj.weight"),
+				projB:  vec(H, p+"attn.c_proj.bias"),
+				ln2W:   vec(H, p+"ln_2.weight"),
+				ln2B:   vec(H, p+"ln_2.bias"),
+				fcInW:  mat(I, H, p+"mlp.fc_in.weight"),
+				fcInB:  vec(I, p+"mlp.fc_in.bias"),
+				fcOutW: mat(H, I, p+"mlp.fc_out.weight"),
+				fcOutB: vec(H, p+"mlp.fc_out.bias"),
+				scale:  cfg.AttnScale(i),
+			})
+		}
+		s.lnfW = vec(H, prefix+".ln_f.weight")
+		s.lnfB = vec(H, prefix+".ln_f.bias")
+		if cfg.GPT2.PositionEmbeddingType == "absolute" {
+			s.wpe = mat(positions, H, prefix+".wpe.weight")
+		}
+		return s
+	}
+	m.global = loadStack("transformer", cfg.GPT2.NLayer, cfg.GPT2.NPositions)
+	m.local = loadStack("local_transformer", cfg.LocalTransformerLayers, cfg.NVQ+1)
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	// Tied head copies and the dead local wte of the OpenMOSS layout are
+	// ignored: the embeddings are the heads.
+	for _, n := range st.Unused() {
+		switch {
+		case n == "text_lm_head.weight", n == "local_transformer.wte.weight",
+			strings.HasPrefix(n, "audio_lm_heads."):
+		default:
+			m.Warnings = append(m.Warnings, fmt.Sprintf("ignored unexpected tensor %q", n))
+		}
+	}
+	if cfg.GPT2.PositionEmbeddingType == "rope" {
+		m.rope = tensor.NewRoPE(cfg.HeadDim(), cfg.RopeBase(), 4096)
+	}
+	m.template, err = newTemplate(cfg, tok)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// WeightBytes returns the memory held by the model's weights.
+func (m *Model) WeightBytes() int64 {
+	var n int64
+	add := func(w *tensor.Mat) {
+		if w != nil {
+			n += w.Bytes()
+		}
+	}
+	addv := func(v []float32) { n += int64(len(v)) * 4 }
+	add(m.wte)
+	for _, e := range m.audioEmb {
+		add(e)
+	}
+	for _, s := range []*stack{&m.global, &m.local} {
+		for i := range s.blocks {
+			b := &s.blocks[i]
+			add(b.attnW)
+			add(b.projW)
+			add(b.fcInW)
+			add(b.fcOutW)
+			for _, v := range [][]float32{b.ln1W, b.ln1B, b.attnB, b.projB, b.ln2W, b.ln2B, b.fcInB, b.fcOutB} {
+				addv(v)
+			}
+		}
+		addv(s.lnfW)
+		addv(s.lnfB)
+		add(s.wpe)
+	}
+	return n
+}
