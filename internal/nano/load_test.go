@@ -152,12 +152,19 @@ func TestLoadErrors(t *testing.T) {
 			os.WriteFile(filepath.Join(d, "tokenizer.model"), []byte("\x0a\xff\xff\xff\xff"), 0o644)
 		}, "tokenizer"},
 		{"missing config", func(t *testing.T, d string) { os.Remove(filepath.Join(d, "config.json")) }, "config.json"},
-		{"NaN in config", func(t *testing.T, d string) { editConfig(t, d, `"layer_norm_epsilon": 1e-05`, `"layer_norm_epsilon": NaN`) }, "NaN or Infinity"},
-		{"unknown model_type", func(t *testing.T, d string) { editConfig(t, d, `"model_type": "moss_tts_nano"`, `"model_type": "qwen3_tts"`) }, `model_type "qwen3_tts"`},
+		{"NaN in config", func(t *testing.T, d string) {
+			editConfig(t, d, `"layer_norm_epsilon": 1e-05`, `"layer_norm_epsilon": NaN`)
+		}, "NaN or Infinity"},
+		{"unknown model_type", func(t *testing.T, d string) {
+			editConfig(t, d, `"model_type": "moss_tts_nano"`, `"model_type": "qwen3_tts"`)
+		}, `model_type "qwen3_tts"`},
 		{"class-default n_vq missing", func(t *testing.T, d string) { editConfig(t, d, `"n_vq": 8,`, ``) }, `missing field "n_vq"`},
 		{"bad heads", func(t *testing.T, d string) { editConfig(t, d, `"n_head": 4`, `"n_head": 5`) }, "multiple of n_head"},
 		{"pad collides", func(t *testing.T, d string) { editConfig(t, d, `"audio_pad_token_id": 128`, `"audio_pad_token_id": 5`) }, "collides"},
-		{"no weights", func(t *testing.T, d string) { os.Remove(filepath.Join(d, "model.safetensors")); os.Remove(filepath.Join(d, "model.safetensors.index.json")) }, "no weights"},
+		{"no weights", func(t *testing.T, d string) {
+			os.Remove(filepath.Join(d, "model.safetensors"))
+			os.Remove(filepath.Join(d, "model.safetensors.index.json"))
+		}, "no weights"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

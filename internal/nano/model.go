@@ -14,17 +14,17 @@ import (
 
 // block is one GPT-2 block: pre-LN attention and MLP, Linear weights [out, in].
 type block struct {
-	ln1W, ln1B   []float32 // [H]
-	attnW        *tensor.Mat
-	attnB        []float32 // [3H, H], [3H]: rows q | k | v, heads contiguous
-	projW        *tensor.Mat
-	projB        []float32 // [H, H], [H]
-	ln2W, ln2B   []float32 // [H]
-	fcInW        *tensor.Mat
-	fcInB        []float32 // [I, H], [I]
-	fcOutW       *tensor.Mat
-	fcOutB       []float32 // [H, I], [H]
-	scale        float32   // attention softmax scale
+	ln1W, ln1B []float32 // [H]
+	attnW      *tensor.Mat
+	attnB      []float32 // [3H, H], [3H]: rows q | k | v, heads contiguous
+	projW      *tensor.Mat
+	projB      []float32 // [H, H], [H]
+	ln2W, ln2B []float32 // [H]
+	fcInW      *tensor.Mat
+	fcInB      []float32 // [I, H], [I]
+	fcOutW     *tensor.Mat
+	fcOutB     []float32 // [H, I], [H]
+	scale      float32   // attention softmax scale
 }
 
 // stack is a GPT-2 decoder without token embeddings (inputs are embeddings).
