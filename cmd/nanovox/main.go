@@ -1,0 +1,57 @@
+// Command nanovox clones a voice from a short reference clip and speaks any
+// text with MOSS-TTS-Nano: as a CLI (say), an OpenAI-compatible HTTP server
+// (serve) and a benchmark (bench).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// usageError is a bad command line: printed without a stack of context.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "nanovox",
+		Short:         "Voice cloning text-to-speech with MOSS-TTS-Nano, in one binary",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newSayCmd(), newDevCmd())
+	for _, add := range extraCommands {
+		root.AddCommand(add())
+	}
+	return root
+}
+
+// extraCommands are registered by other files of this package.
+var extraCommands []func() *cobra.Command
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := newRootCmd().ExecuteContext(ctx)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(os.Stderr, "nanovox: interrupted")
+			os.Exit(130)
+		}
+		fmt.Fprintln(os.Stderr, "nanovox:", err)
+		os.Exit(1)
+	}
+}

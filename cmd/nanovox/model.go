@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/nanovox/nanovox/internal/engine"
+	"github.com/nanovox/nanovox/internal/family"
+)
+
+// Default model locations: the official Hugging Face repositories.
+const (
+	defaultModel = "OpenMOSS-Team/MOSS-TTS-Nano-100M"
+)
+
+// modelFlags are the flags every command that loads a model shares.
+type modelFlags struct {
+	model, codec string
+	f32          bool
+}
+
+func (m *modelFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&m.model, "model", defaultModel, "model directory or Hugging Face repo id (org/name[@revision])")
+	f.StringVar(&m.codec, "codec", "", "codec directory or repo id (default: audio_tokenizer/ in the model dir, or the model config's audio_tokenizer_pretrained_name_or_path)")
+	f.BoolVar(&m.f32, "f32-weights", false, "widen bfloat16 weights to float32 at load (more memory; same results)")
+}
+
+// open resolves and loads the model, reporting the time it took to log.
+func (m *modelFlags) open(ctx context.Context, log io.Writer) (engine.Family, error) {
+	start := time.Now()
+	fam, p, err := family.Open(ctx, m.model, m.codec, family.Options{KeepBF16: !m.f32, Resolve: hubResolver(log)})
+	if err != nil {
+		return nil, err
+	}
+	info := fam.Info()
+	fmt.Fprintf(log, "loaded %s (lm %s, codec %s, %.0f MiB of weights) in %.2fs\n", info.ModelType, p.LM, p.Codec, float64(info.WeightBytes)/(1<<20), time.Since(start).Seconds())
+	return fam, nil
+}

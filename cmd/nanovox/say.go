@@ -1,0 +1,350 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/engine"
+)
+
+type sayOptions struct {
+	modelFlags
+	refAudio, voice, dataDir string
+	text, textFile           string
+	out, format              string
+	channels                 int
+	seed                     int64
+	greedy                   bool
+	temperature, topP, rep   float64
+	topK                     int
+	maxFrames, maxTextTokens int
+	language, instruct       string
+	codesOut                 string
+	quiet                    bool
+}
+
+func newSayCmd() *cobra.Command {
+	o := &sayOptions{}
+	cmd := &cobra.Command{
+		Use:   "say --ref-audio CLIP --text TEXT --out FILE",
+		Short: "Speak text in the voice of a reference clip and write a WAV (or raw PCM) file",
+		Long: `say clones the voice of a short reference clip (0.5–30 s; WAV, FLAC or MP3,
+any sample rate, mono or stereo) and speaks the text with it. Text comes from
+--text, --text-file or standard input. The output is 48 kHz 16-bit PCM, mono
+by default (the model's stereo averaged) or stereo with --channels 2, written
+atomically: an error or Ctrl-C leaves no partial file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runSay(cmd.Context(), cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	o.modelFlags.register(f)
+	f.StringVar(&o.refAudio, "ref-audio", "", "reference clip whose voice to clone (required unless --voice names a saved voice)")
+	f.StringVar(&o.voice, "voice", "", "saved voice name (see 'nanovox voices')")
+	f.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "directory of saved voices")
+	f.StringVar(&o.text, "text", "", "text to speak")
+	f.StringVar(&o.textFile, "text-file", "", "read the text from this file")
+	f.StringVarP(&o.out, "out", "o", "", "output file ('-' for standard output)")
+	f.StringVar(&o.format, "format", "wav", "output format: wav or pcm (raw 16-bit little-endian)")
+	f.IntVar(&o.channels, "channels", 1, "output channels: 1 (stereo averaged to mono) or 2 (native stereo)")
+	f.Int64Var(&o.seed, "seed", -1, "random seed (default: random, printed)")
+	f.BoolVar(&o.greedy, "greedy", false, "greedy decoding (argmax) instead of sampling")
+	f.Float64Var(&o.temperature, "temperature", 0.8, "audio sampling temperature")
+	f.Float64Var(&o.topP, "top-p", 0.95, "audio nucleus sampling mass, in (0, 1]")
+	f.IntVar(&o.topK, "top-k", 25, "audio top-k (0 disables)")
+	f.Float64Var(&o.rep, "repetition-penalty", 1.2, "penalty on codes already generated in the chunk (1 disables)")
+	f.IntVar(&o.maxFrames, "max-frames", 375, "maximum frames per text chunk (12.5 frames = 1 s)")
+	f.IntVar(&o.maxTextTokens, "max-text-tokens", 75, "text tokens per chunk when splitting long text")
+	f.StringVar(&o.language, "language", "auto", "language (only auto: the model detects it)")
+	f.StringVar(&o.instruct, "instruct", "", "style instruction (not supported by MOSS-TTS-Nano)")
+	f.StringVar(&o.codesOut, "codes-out", "", "also write the generated codes as JSON to this file")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success")
+	return cmd
+}
+
+// validate checks the flags that need no file or model, so that mistakes are
+// reported before anything is loaded or written.
+func (o *sayOptions) validate(cmd *cobra.Command) error {
+	changed := cmd.Flags().Changed
+	if o.out == "" {
+		return usagef("--out FILE is required ('-' writes to standard output)")
+	}
+	if o.refAudio == "" && o.voice == "" {
+		return usagef("--ref-audio is required: MOSS-TTS-Nano clones the voice of a reference clip (or pass --voice NAME for a saved voice)")
+	}
+	if o.refAudio != "" && o.voice != "" {
+		return usagef("--ref-audio and --voice are mutually exclusive")
+	}
+	if o.instruct != "" {
+		return usagef("--instruct is not supported: MOSS-TTS-Nano takes no style instructions (the reference clip sets the voice and style)")
+	}
+	if l := strings.ToLower(strings.TrimSpace(o.language)); l != "auto" && l != "" {
+		return usagef("--language %q is not supported: only auto (the model speaks the language of the text)", o.language)
+	}
+	if o.format != "wav" && o.format != "pcm" {
+		return usagef("--format %q is not supported (wav, pcm)", o.format)
+	}
+	if o.channels != 1 && o.channels != 2 {
+		return usagef("--channels must be 1 or 2, is %d", o.channels)
+	}
+	if changed("temperature") && !(o.temperature > 0 && !math.IsInf(o.temperature, 0)) {
+		return usagef("--temperature must be a positive finite number, is %v", o.temperature)
+	}
+	if !(o.topP > 0 && o.topP <= 1) {
+		return usagef("--top-p must be in (0, 1], is %v", o.topP)
+	}
+	if o.topK < 0 {
+		return usagef("--top-k must not be negative, is %d", o.topK)
+	}
+	if !(o.rep > 0 && !math.IsInf(o.rep, 0)) {
+		return usagef("--repetition-penalty must be a positive finite number, is %v", o.rep)
+	}
+	if o.maxFrames <= 0 {
+		return usagef("--max-frames must be a positive integer, is %d", o.maxFrames)
+	}
+	if o.maxTextTokens <= 0 {
+		return usagef("--max-text-tokens must be a positive integer, is %d", o.maxTextTokens)
+	}
+	if o.text != "" && o.textFile != "" {
+		return usagef("--text and --text-file are mutually exclusive")
+	}
+	return nil
+}
+
+// readText returns the text from --text, --text-file or standard input.
+func (o *sayOptions) readText(stdin io.Reader) (string, error) {
+	var t string
+	switch {
+	case o.text != "":
+		t = o.text
+	case o.textFile != "":
+		b, err := os.ReadFile(o.textFile)
+		if err != nil {
+			return "", fmt.Errorf("--text-file: %w", err)
+		}
+		t = string(b)
+	default:
+		if f, ok := stdin.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return "", usagef("no text: pass --text, --text-file or pipe the text to standard input")
+		}
+		b, err := io.ReadAll(io.LimitReader(stdin, 16<<20))
+		if err != nil {
+			return "", fmt.Errorf("read standard input: %w", err)
+		}
+		t = string(b)
+	}
+	if strings.TrimSpace(t) == "" {
+		return "", usagef("the text is empty")
+	}
+	return t, nil
+}
+
+func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
+	stderr := cmd.ErrOrStderr()
+	if err := o.validate(cmd); err != nil {
+		return err
+	}
+	text, err := o.readText(cmd.InOrStdin())
+	if err != nil {
+		return err
+	}
+	// The reference clip is decoded and checked before the model loads.
+	var ref *audio.Reference
+	var saved *engine.Voice
+	if o.refAudio != "" {
+		data, err := os.ReadFile(o.refAudio)
+		if err != nil {
+			return fmt.Errorf("--ref-audio: %w", err)
+		}
+		ref, err = audio.PrepareReference(data, audio.Options{})
+		if err != nil {
+			return fmt.Errorf("--ref-audio %s: %w", o.refAudio, err)
+		}
+	} else {
+		saved, err = loadSavedVoice(o.dataDir, o.voice)
+		if err != nil {
+			return err
+		}
+	}
+	log := stderr
+	if o.quiet {
+		log = io.Discard
+	}
+	fam, err := o.open(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer fam.Close()
+	info := fam.Info()
+
+	start := time.Now()
+	voice := saved
+	if ref != nil {
+		voice, err = fam.EncodeReference(ctx, ref.Interleaved())
+		if err != nil {
+			return fmt.Errorf("--ref-audio %s: %w", o.refAudio, err)
+		}
+	}
+	p := fam.DefaultParams()
+	p.Greedy = o.greedy
+	p.Temperature = o.temperature
+	p.TopP = o.topP
+	p.TopK = o.topK
+	p.RepetitionPenalty = o.rep
+	p.MaxFrames = o.maxFrames
+	p.MaxTextTokens = o.maxTextTokens
+	if o.seed >= 0 {
+		p.Seed = uint64(o.seed)
+	} else {
+		p.Seed = uint64(time.Now().UnixNano())
+		if !o.greedy {
+			fmt.Fprintf(log, "seed %d\n", p.Seed)
+		}
+	}
+	job, err := fam.Prepare(voice, nil, text, p)
+	if err != nil {
+		return err
+	}
+	chunks := job.Chunks()
+	prog := newProgress(stderr, len(chunks), !o.quiet)
+
+	var codes codesFile
+	codes.TextChunks = chunks
+	codes.FramesPerChunk = make([]int, len(chunks))
+	var written int64
+	write := func(w io.Writer) error {
+		var sink interface {
+			Write([]byte) (int, error)
+		}
+		var wav *audio.WAVWriter
+		if o.format == "wav" {
+			wav, err = audio.NewWAVWriter(w, info.SampleRate, o.channels)
+			if err != nil {
+				return err
+			}
+			sink = wav
+		} else {
+			sink = w
+		}
+		var buf []byte
+		err := engine.Run(ctx, fam, job, func(out engine.Output) error {
+			if out.Frame != nil {
+				codes.Frames = append(codes.Frames, append([]int(nil), out.Frame...))
+				codes.FramesPerChunk[out.Chunk]++
+			}
+			if out.ChunkEnd {
+				prog.chunkDone(out.Chunk + 1)
+			}
+			if len(out.Samples) == 0 {
+				return nil
+			}
+			if o.channels == 1 {
+				buf = audio.AppendPCM16Mono(buf[:0], out.Samples)
+			} else {
+				buf = audio.AppendPCM16(buf[:0], out.Samples)
+			}
+			n, err := sink.Write(buf)
+			written += int64(n)
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if wav != nil {
+			return wav.Close()
+		}
+		return nil
+	}
+	if o.out == "-" {
+		err = write(cmd.OutOrStdout())
+	} else {
+		err = audio.WriteFileAtomic(o.out, write)
+	}
+	prog.finish()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return context.Canceled
+		}
+		return err
+	}
+	wall := time.Since(start)
+	if o.codesOut != "" {
+		b, err := json.Marshal(codes)
+		if err != nil {
+			return err
+		}
+		if err := audio.WriteFileAtomic(o.codesOut, func(w io.Writer) error {
+			_, err := w.Write(append(b, '\n'))
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	dur := float64(written) / float64(2*o.channels*info.SampleRate)
+	rtf := math.Inf(1)
+	if dur > 0 {
+		rtf = wall.Seconds() / dur
+	}
+	fmt.Fprintf(log, "wrote %s: %.2fs of audio in %.2fs (RTF %.3f), %d chunk(s), %d frames\n",
+		o.out, dur, wall.Seconds(), rtf, len(chunks), len(codes.Frames))
+	return nil
+}
+
+// codesFile is the --codes-out JSON.
+type codesFile struct {
+	Frames         [][]int  `json:"frames"`
+	FramesPerChunk []int    `json:"frames_per_chunk"`
+	TextChunks     []string `json:"text_chunks"`
+}
+
+// progress draws "chunk i/n, ETA" on stderr when it is a terminal.
+type progress struct {
+	w     io.Writer
+	total int
+	on    bool
+	start time.Time
+}
+
+func newProgress(w io.Writer, total int, enabled bool) *progress {
+	on := false
+	if f, ok := w.(*os.File); ok && enabled && total > 1 {
+		on = term.IsTerminal(int(f.Fd()))
+	}
+	p := &progress{w: w, total: total, on: on, start: time.Now()}
+	p.draw(0)
+	return p
+}
+
+func (p *progress) draw(done int) {
+	if !p.on {
+		return
+	}
+	const width = 30
+	fill := width * done / p.total
+	eta := "--"
+	if done > 0 {
+		el := time.Since(p.start)
+		eta = (el * time.Duration(p.total-done) / time.Duration(done)).Round(time.Second).String()
+	}
+	fmt.Fprintf(p.w, "\r[%s%s] chunk %d/%d  ETA %s ", strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, p.total, eta)
+}
+
+func (p *progress) chunkDone(done int) { p.draw(done) }
+
+func (p *progress) finish() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

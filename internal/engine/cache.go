@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"container/list"
+	"sync"
+)
+
+// prefixCache keeps voice prompt prefixes, least recently used first out,
+// within a byte budget. Concurrent requests for the same missing key compute
+// it once.
+type prefixCache struct {
+	budget int64
+
+	mu       sync.Mutex
+	used     int64
+	order    *list.List // front = most recent; values *prefixEntry
+	entries  map[string]*list.Element
+	inflight map[string]*inflight
+	gen      map[string]uint64 // bumped by Invalidate, so stale computations are dropped
+	hits     uint64
+	misses   uint64
+}
+
+type prefixEntry struct {
+	key    string
+	prefix Prefix
+	bytes  int64
+}
+
+type inflight struct {
+	done   chan struct{}
+	prefix Prefix
+	err    error
+}
+
+func newPrefixCache(budget int64) *prefixCache {
+	return &prefixCache{
+		budget:   budget,
+		order:    list.New(),
+		entries:  map[string]*list.Element{},
+		inflight: map[string]*inflight{},
+		gen:      map[string]uint64{},
+	}
+}
+
+func (c *prefixCache) enabled() bool { return c.budget > 0 }
+
+// get returns the cached prefix of key or computes it with compute.
+func (c *prefixCache) get(key string, compute func() (Prefix, error)) (Prefix, error) {
+	c.mu.Lock()
+	if el, ok := c.entries[key]; ok {
+		c.order.MoveToFront(el)
+		c.hits++
+		p := el.Value.(*prefixEntry).prefix
+		c.mu.Unlock()
+		return p, nil
+	}
+	if f, ok := c.inflight[key]; ok {
+		c.mu.Unlock()
+		<-f.done
+		return f.prefix, f.err
+	}
+	c.misses++
+	f := &inflight{done: make(chan struct{})}
+	c.inflight[key] = f
+	gen := c.gen[key]
+	c.mu.Unlock()
+
+	f.prefix, f.err = compute()
+
+	c.mu.Lock()
+	delete(c.inflight, key)
+	if f.err == nil && c.gen[key] == gen {
+		c.insert(key, f.prefix)
+	}
+	c.mu.Unlock()
+	close(f.done)
+	return f.prefix, f.err
+}
+
+// insert adds an entry and evicts old ones past the budget. c.mu held.
+func (c *prefixCache) insert(key string, p Prefix) {
+	b := p.Bytes()
+	if b > c.budget {
+		return
+	}
+	c.entries[key] = c.order.PushFront(&prefixEntry{key: key, prefix: p, bytes: b})
+	c.used += b
+	for c.used > c.budget {
+		el := c.order.Back()
+		c.remove(el)
+	}
+}
+
+func (c *prefixCache) remove(el *list.Element) {
+	e := el.Value.(*prefixEntry)
+	c.order.Remove(el)
+	delete(c.entries, e.key)
+	c.used -= e.bytes
+}
+
+// invalidate drops key (a voice deleted or replaced).
+func (c *prefixCache) invalidate(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen[key]++
+	if el, ok := c.entries[key]; ok {
+		c.remove(el)
+	}
+}
+
+// stats returns entries, bytes used, hits and misses.
+func (c *prefixCache) stats() (entries int, used int64, hits, misses uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries), c.used, c.hits, c.misses
+}
+
+// voiceCache keeps encoded inline reference clips by content hash, a fixed
+// number of entries, least recently used out.
+type voiceCache struct {
+	max     int
+	mu      sync.Mutex
+	order   *list.List
+	entries map[string]*list.Element
+}
+
+type voiceEntry struct {
+	key   string
+	voice *Voice
+}
+
+func newVoiceCache(max int) *voiceCache {
+	return &voiceCache{max: max, order: list.New(), entries: map[string]*list.Element{}}
+}
+
+func (c *voiceCache) get(key string) *Voice {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		c.order.MoveToFront(el)
+		return el.Value.(*voiceEntry).voice
+	}
+	return nil
+}
+
+func (c *voiceCache) put(key string, v *Voice) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.entries[key]; ok {
+		el.Value.(*voiceEntry).voice = v
+		c.order.MoveToFront(el)
+		return
+	}
+	c.entries[key] = c.order.PushFront(&voiceEntry{key: key, voice: v})
+	for c.order.Len() > c.max {
+		el := c.order.Back()
+		c.order.Remove(el)
+		delete(c.entries, el.Value.(*voiceEntry).key)
+	}
+}
+
+// InvalidateVoice drops the cached prefix of a voice key (call it when a
+// saved voice is deleted or replaced).
+func (e *Engine) InvalidateVoice(key string) { e.prefixes.invalidate(key) }
+
+// PrefixCacheStats reports the prefix cache's entries, bytes, hits and misses.
+func (e *Engine) PrefixCacheStats() (entries int, bytes int64, hits, misses uint64) {
+	return e.prefixes.stats()
+}

@@ -1,0 +1,502 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Errors returned by Submit.
+var (
+	// ErrBusy means every generation slot is taken and the wait queue is full.
+	ErrBusy = errors.New("engine: all generation slots are busy and the queue is full")
+	// ErrClosed means the engine is shutting down.
+	ErrClosed = errors.New("engine: shutting down")
+)
+
+// Config sizes an Engine.
+type Config struct {
+	// MaxStreams is the number of requests generating at once (slots).
+	MaxStreams int
+	// Queue is how many more requests may wait for a slot; beyond that Submit
+	// returns ErrBusy.
+	Queue int
+	// PrefixCacheBytes bounds the voice prefix cache (0 disables it).
+	PrefixCacheBytes int64
+	// Logger receives mid-stream faults; nil discards them.
+	Logger *slog.Logger
+	// Observer, if set, is told about stream events (metrics).
+	Observer Observer
+}
+
+// Observer receives engine events; implementations must be fast and safe
+// for concurrent use.
+type Observer interface {
+	// StreamStarted is called when a request takes a slot; queued reports
+	// how many still wait.
+	SlotsChanged(active, queued int)
+	// FirstAudio reports the time from Submit to the first chunk.
+	FirstAudio(d time.Duration)
+	// StreamDone reports a finished stream: its compute time, audio
+	// seconds and frames, and whether it completed.
+	StreamDone(compute time.Duration, audioSeconds float64, frames int, completed bool)
+	// Step reports one scheduler step over n streams.
+	Step(n int, d time.Duration)
+}
+
+// Request is one synthesis request for Submit.
+type Request struct {
+	Text string
+	// Voice is an encoded voice (a saved voice), or nil with RefPCM set.
+	Voice *Voice
+	// RefPCM is an inline reference clip (channel-interleaved at the family's
+	// rate) to encode after the request gets a slot. RefKey, if set, is its
+	// content hash for the encoded-voice and prefix caches.
+	RefPCM []float32
+	RefKey string
+	Params Params
+	// FirstChunkFrames and ChunkFrames set the streaming chunk sizes in
+	// frames (at least 1): a chunk is handed over as soon as it holds that
+	// much audio (silence between text chunks counts as audio).
+	FirstChunkFrames, ChunkFrames int
+}
+
+// Chunk is a piece of a stream's audio.
+type Chunk struct {
+	// Samples is channel-interleaved float audio; the receiver owns it.
+	Samples []float32
+	// Frames is the number of frames generated since the previous chunk.
+	Frames int
+}
+
+// Stream is a running request. Read it with Next until io.EOF; Close it
+// when done (also to cancel early).
+type Stream struct {
+	e      *Engine
+	job    Job
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	out  chan Chunk // one pending chunk: the backpressure
+	done chan struct{}
+	err  error // set before done closes
+
+	firstTarget, target int // samples per channel
+	channels            int
+	pending             []float32
+	pendingFrames       int
+	sent                int // chunks handed over
+
+	submitted time.Time
+	compute   time.Duration
+	frames    int
+	samples   int64
+	firstSeen atomic.Bool
+}
+
+// Chunks returns the text chunks the stream speaks.
+func (s *Stream) Chunks() []string { return s.job.Chunks() }
+
+// Next returns the next chunk of audio, io.EOF after the last one, or the
+// error that ended the stream (the context's error when it was cancelled).
+func (s *Stream) Next(ctx context.Context) (Chunk, error) {
+	select {
+	case c, ok := <-s.out:
+		if !ok {
+			if s.err != nil {
+				return Chunk{}, s.err
+			}
+			return Chunk{}, io.EOF
+		}
+		if s.firstSeen.CompareAndSwap(false, true) && s.e.cfg.Observer != nil {
+			s.e.cfg.Observer.FirstAudio(time.Since(s.submitted))
+		}
+		s.e.kick() // the stream may step again
+		return c, nil
+	case <-ctx.Done():
+		return Chunk{}, ctx.Err()
+	}
+}
+
+// Close cancels the stream if it is still running and waits until it has
+// left the scheduler. It is safe to call more than once.
+func (s *Stream) Close() {
+	s.cancel()
+	<-s.done
+}
+
+// Stats describe a stream; they are final once Next has returned io.EOF or
+// an error.
+type Stats struct {
+	Frames       int
+	AudioSeconds float64
+	Compute      time.Duration
+}
+
+// Stats returns the stream's statistics. Call it after the stream ended.
+func (s *Stream) Stats() Stats {
+	<-s.done
+	return Stats{Frames: s.frames, AudioSeconds: audioSeconds(s.samples, s.e.fam.Info().SampleRate), Compute: s.compute}
+}
+
+// Engine schedules streams of one Family: every step advances every ready
+// stream by one frame in one batched Stepper call. A stream whose previous
+// chunk has not been taken sits out, so a slow reader never slows the
+// others, and each stream holds at most one pending chunk.
+type Engine struct {
+	fam   Family
+	cfg   Config
+	slots chan struct{}
+	wait  atomic.Int32
+
+	mu      sync.Mutex
+	streams []*Stream
+	closed  bool
+	wake    chan struct{}
+	stopped chan struct{}
+	quit    chan struct{}
+	idle    *sync.Cond
+
+	prefixes *prefixCache
+	voices   *voiceCache
+}
+
+// New starts an engine over fam.
+func New(fam Family, cfg Config) *Engine {
+	if cfg.MaxStreams <= 0 {
+		cfg.MaxStreams = 1
+	}
+	if cfg.Queue < 0 {
+		cfg.Queue = 0
+	}
+	e := &Engine{
+		fam:      fam,
+		cfg:      cfg,
+		slots:    make(chan struct{}, cfg.MaxStreams),
+		wake:     make(chan struct{}, 1),
+		stopped:  make(chan struct{}),
+		quit:     make(chan struct{}),
+		prefixes: newPrefixCache(cfg.PrefixCacheBytes),
+		voices:   newVoiceCache(256),
+	}
+	e.idle = sync.NewCond(&e.mu)
+	go e.loop()
+	return e
+}
+
+// Family returns the engine's model.
+func (e *Engine) Family() Family { return e.fam }
+
+// Active returns the number of streams holding a slot and the number waiting.
+func (e *Engine) Active() (active, queued int) {
+	return len(e.slots), int(e.wait.Load())
+}
+
+func (e *Engine) kick() {
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (e *Engine) observeSlots() {
+	if e.cfg.Observer != nil {
+		a, q := e.Active()
+		e.cfg.Observer.SlotsChanged(a, q)
+	}
+}
+
+// acquire takes a generation slot, waiting in the bounded queue.
+func (e *Engine) acquire(ctx context.Context) error {
+	select {
+	case e.slots <- struct{}{}:
+		e.observeSlots()
+		return nil
+	default:
+	}
+	if int(e.wait.Add(1)) > e.cfg.Queue {
+		e.wait.Add(-1)
+		return ErrBusy
+	}
+	e.observeSlots()
+	defer func() { e.wait.Add(-1); e.observeSlots() }()
+	select {
+	case e.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.quit:
+		return ErrClosed
+	}
+}
+
+func (e *Engine) release() {
+	<-e.slots
+	e.observeSlots()
+}
+
+// Submit waits for a generation slot (or fails with ErrBusy), prepares the
+// request — encoding an inline reference and fetching or computing the voice
+// prefix — and starts it. Errors are returned before any audio exists, so a
+// server can still answer with an error status. The stream stops when ctx is
+// cancelled.
+func (e *Engine) Submit(ctx context.Context, req Request) (*Stream, error) {
+	submitted := time.Now()
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if err := e.acquire(ctx); err != nil {
+		return nil, err
+	}
+	s, err := e.start(ctx, req, submitted)
+	if err != nil {
+		e.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*Stream, error) {
+	voice := req.Voice
+	if voice == nil {
+		if req.RefPCM == nil {
+			return nil, &InputError{Msg: "no voice: a saved voice or a reference clip is required"}
+		}
+		if req.RefKey != "" {
+			voice = e.voices.get(req.RefKey)
+		}
+		if voice == nil {
+			v, err := e.fam.EncodeReference(ctx, req.RefPCM)
+			if err != nil {
+				return nil, err
+			}
+			v.Key = req.RefKey
+			if req.RefKey != "" {
+				e.voices.put(req.RefKey, v)
+			}
+			voice = v
+		}
+	}
+	var prefix Prefix
+	if voice.Key != "" && e.prefixes.enabled() {
+		var err error
+		prefix, err = e.prefixes.get(voice.Key, func() (Prefix, error) { return e.fam.NewPrefix(voice) })
+		if err != nil {
+			return nil, err
+		}
+	}
+	job, err := e.fam.Prepare(voice, prefix, req.Text, req.Params)
+	if err != nil {
+		return nil, err
+	}
+	info := e.fam.Info()
+	first, next := max(req.FirstChunkFrames, 1), max(req.ChunkFrames, 1)
+	sctx, cancel := context.WithCancel(ctx)
+	s := &Stream{
+		e: e, job: job, ctx: sctx, cancel: cancel,
+		out:         make(chan Chunk, 1),
+		done:        make(chan struct{}),
+		firstTarget: first * info.SamplesPerFrame,
+		target:      next * info.SamplesPerFrame,
+		channels:    info.Channels,
+		submitted:   submitted,
+	}
+	context.AfterFunc(sctx, e.kick)
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		cancel()
+		return nil, ErrClosed
+	}
+	e.streams = append(e.streams, s)
+	e.mu.Unlock()
+	e.kick()
+	return s, nil
+}
+
+// loop is the scheduler: it owns the Stepper and every stream's job.
+func (e *Engine) loop() {
+	defer close(e.stopped)
+	st := e.fam.NewStepper()
+	var ready []*Stream
+	var jobs []Job
+	for {
+		e.mu.Lock()
+		// Retire cancelled streams; pick the ready ones.
+		ready = ready[:0]
+		live := e.streams[:0]
+		for _, s := range e.streams {
+			if err := s.ctx.Err(); err != nil {
+				e.finish(s, err)
+				continue
+			}
+			live = append(live, s)
+			if len(s.out) == 0 {
+				ready = append(ready, s)
+			}
+		}
+		clear(e.streams[len(live):])
+		e.streams = live
+		if len(e.streams) == 0 {
+			e.idle.Broadcast()
+		}
+		stop := e.closed && len(e.streams) == 0
+		e.mu.Unlock()
+		if stop {
+			return
+		}
+		if len(ready) == 0 {
+			// Wakes come from a new stream, a chunk taken by a reader, a
+			// cancelled context and Close.
+			<-e.wake
+			continue
+		}
+		jobs = jobs[:0]
+		for _, s := range ready {
+			jobs = append(jobs, s.job)
+		}
+		t0 := time.Now()
+		outs, err := st.Step(jobs)
+		d := time.Since(t0)
+		if e.cfg.Observer != nil {
+			e.cfg.Observer.Step(len(jobs), d)
+		}
+		e.mu.Lock()
+		if err != nil {
+			// A fault in a batched step cannot be pinned on one stream: end
+			// them all cleanly, log it, and keep serving.
+			if e.cfg.Logger != nil {
+				e.cfg.Logger.Error("generation step failed", "err", err, "streams", len(ready))
+			}
+			for _, s := range ready {
+				e.finish(s, fmt.Errorf("generation failed: %w", err))
+			}
+			e.removeFinished()
+			e.mu.Unlock()
+			continue
+		}
+		share := d / time.Duration(len(ready))
+		for i, s := range ready {
+			s.compute += share
+			s.deliver(outs[i])
+			if outs[i].Done {
+				e.finish(s, nil)
+			}
+		}
+		e.removeFinished()
+		e.mu.Unlock()
+	}
+}
+
+// deliver adds a step's output to the pending chunk and hands the chunk over
+// when it is big enough (or the stream ended). The out channel is empty
+// because only ready streams step, so the send never blocks.
+func (s *Stream) deliver(o Output) {
+	if o.Frame != nil {
+		s.frames++
+		s.pendingFrames++
+	}
+	s.pending = append(s.pending, o.Samples...)
+	target := s.target
+	if s.sent == 0 {
+		target = s.firstTarget
+	}
+	if len(s.pending) >= target*s.channels || (o.Done && len(s.pending) > 0) {
+		s.samples += int64(len(s.pending) / s.channels)
+		s.out <- Chunk{Samples: s.pending, Frames: s.pendingFrames}
+		s.pending = nil
+		s.pendingFrames = 0
+		s.sent++
+	}
+}
+
+// finish ends a stream: records err, closes its channels, frees its slot.
+// Called with e.mu held.
+func (e *Engine) finish(s *Stream, err error) {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	s.err = err
+	close(s.out)
+	close(s.done)
+	s.cancel()
+	if e.cfg.Observer != nil {
+		e.cfg.Observer.StreamDone(s.compute, float64(s.samples)/float64(e.fam.Info().SampleRate), s.frames, err == nil)
+	}
+	e.release()
+}
+
+func (e *Engine) removeFinished() {
+	live := e.streams[:0]
+	for _, s := range e.streams {
+		select {
+		case <-s.done:
+		default:
+			live = append(live, s)
+		}
+	}
+	clear(e.streams[len(live):])
+	e.streams = live
+	if len(e.streams) == 0 {
+		e.idle.Broadcast()
+	}
+}
+
+// Close stops accepting requests, lets running streams finish until ctx
+// expires (then cancels them), and stops the scheduler.
+func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		<-e.stopped
+		return nil
+	}
+	e.closed = true
+	close(e.quit)
+	e.mu.Unlock()
+	e.kick()
+	drained := make(chan struct{})
+	go func() {
+		e.mu.Lock()
+		for len(e.streams) > 0 {
+			e.idle.Wait()
+		}
+		e.mu.Unlock()
+		close(drained)
+	}()
+	var err error
+	select {
+	case <-drained:
+	case <-ctx.Done():
+		err = ctx.Err()
+		e.mu.Lock()
+		for _, s := range e.streams {
+			s.cancel()
+		}
+		e.mu.Unlock()
+		e.kick()
+		<-drained
+	}
+	e.kick()
+	<-e.stopped
+	return err
+}
+
+// audioSeconds converts samples per channel to seconds.
+func audioSeconds(samples int64, rate int) float64 {
+	if rate <= 0 {
+		return math.NaN()
+	}
+	return float64(samples) / float64(rate)
+}

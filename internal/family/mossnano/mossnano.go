@@ -1,0 +1,229 @@
+// Package mossnano implements the engine's model family for MOSS-TTS-Nano:
+// the language model of internal/nano and the MOSS-Audio-Tokenizer-Nano codec
+// of internal/codec. Each text chunk's frames are decoded with a fresh
+// streaming codec decoder and chunks are joined with the OpenMOSS pauses
+// (0.40 s after a chunk of at most four words, 0.24 s otherwise), so
+// streamed audio equals the OpenMOSS whole-utterance assembly.
+package mossnano
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/nanovox/nanovox/internal/codec"
+	"github.com/nanovox/nanovox/internal/engine"
+	"github.com/nanovox/nanovox/internal/nano"
+)
+
+// Family is a loaded MOSS-TTS-Nano model with its codec.
+type Family struct {
+	LM    *nano.Model
+	Codec *codec.Model
+	name  string
+}
+
+// Options tune Load.
+type Options struct {
+	// KeepBF16 keeps bfloat16 weights as bfloat16 in memory.
+	KeepBF16 bool
+	// Name is reported in Info (defaults to the LM directory).
+	Name string
+}
+
+// Load loads the language model from lmDir and the codec from codecDir.
+func Load(lmDir, codecDir string, opts Options) (*Family, error) {
+	lm, err := nano.Load(lmDir, nano.Options{KeepBF16: opts.KeepBF16})
+	if err != nil {
+		return nil, err
+	}
+	cd, err := codec.Load(codecDir, codec.Options{KeepBF16: opts.KeepBF16})
+	if err != nil {
+		return nil, fmt.Errorf("load codec %s: %w", codecDir, err)
+	}
+	if cd.NumQuantizers() < lm.Config.NVQ {
+		return nil, fmt.Errorf("codec %s has %d quantizers; the model needs %d", codecDir, cd.NumQuantizers(), lm.Config.NVQ)
+	}
+	for c, k := range lm.Config.AudioCodebookSizes {
+		if k != cd.CodebookSize() {
+			return nil, fmt.Errorf("codec codebook size %d does not match the model's audio_codebook_sizes[%d] = %d", cd.CodebookSize(), c, k)
+		}
+	}
+	if cd.SampleRate() != lm.Config.AudioTokenizerSampleRate {
+		return nil, fmt.Errorf("codec sample rate %d does not match the model's audio_tokenizer_sample_rate %d", cd.SampleRate(), lm.Config.AudioTokenizerSampleRate)
+	}
+	name := opts.Name
+	if name == "" {
+		name = lmDir
+	}
+	return &Family{LM: lm, Codec: cd, name: name}, nil
+}
+
+// Info implements engine.Family.
+func (f *Family) Info() engine.Info {
+	return engine.Info{
+		Name:            f.name,
+		ModelType:       nano.ModelType,
+		SampleRate:      f.Codec.SampleRate(),
+		Channels:        f.Codec.Channels(),
+		SamplesPerFrame: f.Codec.SamplesPerFrame(),
+		CodesPerFrame:   f.LM.Config.NVQ,
+		WeightBytes:     f.LM.WeightBytes() + f.Codec.WeightBytes(),
+	}
+}
+
+// DefaultParams implements engine.Family with the OpenMOSS defaults.
+func (f *Family) DefaultParams() engine.Params {
+	d := nano.DefaultParams()
+	return engine.Params{
+		Temperature:       d.AudioTemperature,
+		TopP:              d.AudioTopP,
+		TopK:              d.AudioTopK,
+		RepetitionPenalty: d.RepetitionPenalty,
+		MaxFrames:         d.MaxNewFrames,
+		MaxTextTokens:     d.MaxTextTokens,
+	}
+}
+
+// EncodeReference implements engine.Family.
+func (f *Family) EncodeReference(ctx context.Context, pcm []float32) (*engine.Voice, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	codes, err := f.Codec.Encode(pcm)
+	if err != nil {
+		return nil, &engine.InputError{Msg: "ref_audio: " + err.Error()}
+	}
+	if len(codes) == 0 {
+		return nil, &engine.InputError{Msg: "ref_audio is shorter than one codec frame"}
+	}
+	n := f.LM.Config.NVQ
+	for i := range codes {
+		codes[i] = codes[i][:n:n]
+	}
+	return &engine.Voice{Codes: codes}, nil
+}
+
+// NewPrefix implements engine.Family.
+func (f *Family) NewPrefix(v *engine.Voice) (engine.Prefix, error) {
+	p, err := f.LM.NewPrefix(v.Codes)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	return p, nil
+}
+
+func nanoParams(p engine.Params) nano.Params {
+	n := nano.DefaultParams()
+	n.Greedy = p.Greedy
+	n.AudioTemperature = p.Temperature
+	n.AudioTopP = p.TopP
+	n.AudioTopK = p.TopK
+	n.RepetitionPenalty = p.RepetitionPenalty
+	n.MaxNewFrames = p.MaxFrames
+	n.MaxTextTokens = p.MaxTextTokens
+	n.Seed = p.Seed
+	n.IgnoreEOS = p.IgnoreEOS
+	return n
+}
+
+func mapErr(err error) error {
+	var ie *nano.InputError
+	if errors.As(err, &ie) {
+		return &engine.InputError{Msg: ie.Msg}
+	}
+	return err
+}
+
+// job is one request: the LM generation plus a streaming codec decoder.
+type job struct {
+	f      *Family
+	gen    *nano.Generation
+	dec    *codec.Decoder
+	chunks []string
+	buf    []float32
+	frame  [][]int
+}
+
+func (j *job) Chunks() []string { return j.chunks }
+func (j *job) Done() bool       { return j.gen.Done() }
+
+// Prepare implements engine.Family.
+func (f *Family) Prepare(v *engine.Voice, prefix engine.Prefix, text string, p engine.Params) (engine.Job, error) {
+	var np *nano.Prefix
+	if prefix != nil {
+		var ok bool
+		if np, ok = prefix.(*nano.Prefix); !ok {
+			return nil, fmt.Errorf("mossnano: foreign prefix %T", prefix)
+		}
+	}
+	var ref [][]int
+	if v != nil {
+		ref = v.Codes
+	}
+	gen, err := f.LM.NewGeneration(ref, np, text, nanoParams(p))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	j := &job{f: f, gen: gen, dec: f.Codec.NewDecoder(), frame: make([][]int, 1)}
+	for _, c := range gen.Chunks() {
+		j.chunks = append(j.chunks, c.Text)
+	}
+	return j, nil
+}
+
+// Close implements engine.Family.
+func (f *Family) Close() error { return nil }
+
+type stepper struct {
+	f    *Family
+	st   *nano.Stepper
+	gens []*nano.Generation
+}
+
+// NewStepper implements engine.Family.
+func (f *Family) NewStepper() engine.Stepper { return &stepper{f: f, st: f.LM.NewStepper()} }
+
+// Step implements engine.Stepper.
+func (s *stepper) Step(jobs []engine.Job) ([]engine.Output, error) {
+	s.gens = s.gens[:0]
+	for _, j := range jobs {
+		jj, ok := j.(*job)
+		if !ok || jj.f != s.f {
+			return nil, fmt.Errorf("mossnano: job %T is not from this family", j)
+		}
+		s.gens = append(s.gens, jj.gen)
+	}
+	evs, err := s.st.Step(s.gens)
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]engine.Output, len(jobs))
+	sr := float64(s.f.Codec.SampleRate())
+	ch := s.f.Codec.Channels()
+	for i, ev := range evs {
+		j := jobs[i].(*job)
+		o := engine.Output{Chunk: ev.Chunk}
+		switch ev.Kind {
+		case nano.EventFrame:
+			j.frame[0] = ev.Frame
+			j.buf, err = j.dec.Step(j.buf[:0], j.frame)
+			if err != nil {
+				return nil, fmt.Errorf("mossnano: decode frame: %w", err)
+			}
+			o.Samples = j.buf
+			o.Frame = ev.Frame
+		case nano.EventChunkEnd:
+			o.ChunkEnd = true
+			o.Done = ev.Last
+			j.dec.Reset()
+			if n := int(math.Round(sr * ev.Pause)); n > 0 {
+				j.buf = append(j.buf[:0], make([]float32, n*ch)...)
+				o.Samples = j.buf
+			}
+		}
+		outs[i] = o
+	}
+	return outs, nil
+}
