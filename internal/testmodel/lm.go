@@ -2,19 +2,14 @@ package testmodel
 
 import (
 	_ "embed"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 
-	"github.com/x448/float16"
-
 	"github.com/nanovox/nanovox/internal/nano"
 	"github.com/nanovox/nanovox/internal/safetensors"
-	"github.com/nanovox/nanovox/internal/tensor"
 )
 
 var (
@@ -65,7 +60,7 @@ func WriteLM(dir string, preset Preset, layout Layout, dtype DType, seed int64) 
 	if layout != OpenMOSS && layout != MLX {
 		return fmt.Errorf("testmodel: unknown layout %q (openmoss, mlx)", layout)
 	}
-	if _, err := lmStorageDType(dtype); err != nil {
+	if _, err := storageDType(dtype); err != nil {
 		return err
 	}
 	cfg, err := nano.ParseConfig(cfgBytes, "config.json")
@@ -80,7 +75,7 @@ func WriteLM(dir string, preset Preset, layout Layout, dtype DType, seed int64) 
 	std := 0.02
 	var ts []safetensors.Tensor
 	add := func(name string, shape []int, vals []float32) {
-		ts = append(ts, encodeLMTensor(name, shape, vals, dtype))
+		ts = append(ts, encodeTensor(name, shape, vals, dtype))
 	}
 	normal := func(n int, s float64) []float32 {
 		v := make([]float32, n)
@@ -136,7 +131,7 @@ func WriteLM(dir string, preset Preset, layout Layout, dtype DType, seed int64) 
 		return err
 	}
 	if layout == MLX {
-		if err := writeLMIndex(filepath.Join(dir, "model.safetensors.index.json"), ts, "model.safetensors"); err != nil {
+		if err := writeIndex(filepath.Join(dir, "model.safetensors.index.json"), ts, "model.safetensors"); err != nil {
 			return err
 		}
 	}
@@ -144,60 +139,4 @@ func WriteLM(dir string, preset Preset, layout Layout, dtype DType, seed int64) 
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "tokenizer.model"), tok, 0o644)
-}
-
-func lmStorageDType(d DType) (safetensors.DType, error) {
-	switch d {
-	case Float32:
-		return safetensors.F32, nil
-	case BFloat16:
-		return safetensors.BF16, nil
-	case Float16:
-		return safetensors.F16, nil
-	}
-	return "", fmt.Errorf("testmodel: unknown dtype %q (float32, bfloat16, float16)", d)
-}
-
-// encodeLMTensor stores float32 values in the requested dtype
-// (round to nearest even for the half types).
-func encodeLMTensor(name string, shape []int, vals []float32, d DType) safetensors.Tensor {
-	sd, _ := lmStorageDType(d)
-	var b []byte
-	switch sd {
-	case safetensors.F32:
-		b = make([]byte, 4*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-		}
-	case safetensors.BF16:
-		b = make([]byte, 2*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint16(b[2*i:], tensor.F32ToBF16(v))
-		}
-	case safetensors.F16:
-		b = make([]byte, 2*len(vals))
-		for i, v := range vals {
-			binary.LittleEndian.PutUint16(b[2*i:], float16.Fromfloat32(v).Bits())
-		}
-	}
-	return safetensors.Tensor{Name: name, DType: sd, Shape: append([]int(nil), shape...), Data: b}
-}
-
-// writeLMIndex writes a Hugging Face model.safetensors.index.json mapping every
-// tensor to file.
-func writeLMIndex(path string, ts []safetensors.Tensor, file string) error {
-	var total int64
-	wm := make(map[string]string, len(ts))
-	for _, t := range ts {
-		wm[t.Name] = file
-		total += int64(len(t.Data))
-	}
-	b, err := json.MarshalIndent(map[string]any{
-		"metadata":   map[string]any{"total_size": total},
-		"weight_map": wm,
-	}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

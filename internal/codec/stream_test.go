@@ -1,0 +1,192 @@
+package codec_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/nanovox/nanovox/internal/codec"
+	"github.com/nanovox/nanovox/internal/testmodel"
+)
+
+// longFrames returns every frame of a fixture's long generation (47–49
+// frames: hundreds of rows at the 400 Hz stage, so every ring buffer wraps
+// many times with the fixtures' small contexts).
+func longFrames(t testing.TB, name string) [][]int {
+	var g generationGolden
+	readJSON(t, filepath.Join(fixtureDir(name), "golden", "long.json"), &g)
+	return g.Frames
+}
+
+// streamDecode decodes frames in steps of the given sizes (cycled).
+func streamDecode(t testing.TB, d *codec.Decoder, frames [][]int, steps []int) []float32 {
+	t.Helper()
+	var out []float32
+	for i, k := 0, 0; i < len(frames); k++ {
+		n := min(steps[k%len(steps)], len(frames)-i)
+		var err error
+		out, err = d.Step(out, frames[i:i+n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		i += n
+		if d.Frames() != i {
+			t.Fatalf("Frames() = %d after %d frames", d.Frames(), i)
+		}
+	}
+	return out
+}
+
+func TestStreamingMatchesWhole(t *testing.T) {
+	mixed := filepath.Join(t.TempDir(), "mixed")
+	if err := testmodel.WriteCodec(mixed, testmodel.Tiny, testmodel.MLX, testmodel.Float32, 5, testmodel.CodecMixedPositional()); err != nil {
+		t.Fatal(err)
+	}
+	mixedModel, err := codec.Load(mixed, codec.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := []struct {
+		name string
+		m    *codec.Model
+	}{
+		{"tiny-a", fixtureModel(t, "tiny-a")},
+		{"tiny-b", fixtureModel(t, "tiny-b")},
+		{"generated-mixed", mixedModel},
+	}
+	frames := longFrames(t, "tiny-a")
+	if testing.Short() {
+		frames = frames[:20] // still hundreds of rows per ring at 400 Hz
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	randomSteps := make([]int, 40)
+	for i := range randomSteps {
+		randomSteps[i] = 1 + rng.IntN(7)
+	}
+	chunkings := []struct {
+		name  string
+		steps []int
+	}{
+		{"1", []int{1}},
+		{"2", []int{2}},
+		{"3", []int{3}},
+		{"all", []int{len(frames)}},
+		{"random", randomSteps},
+	}
+	for _, mm := range models {
+		t.Run(mm.name, func(t *testing.T) {
+			whole, err := mm.m.Decode(frames)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := len(frames) * mm.m.SamplesPerFrame() * mm.m.Channels(); len(whole) != want {
+				t.Fatalf("whole decode: %d samples, want %d", len(whole), want)
+			}
+			dec := mm.m.NewDecoder()
+			for _, c := range chunkings {
+				dec.Reset()
+				got := streamDecode(t, dec, frames, c.steps)
+				d, at := maxAbsDiff(t, got, whole)
+				if d > 1e-5 {
+					t.Errorf("steps %s: max abs diff %g at %d", c.name, d, at)
+				}
+			}
+			// A fresh decoder agrees with a reused one.
+			got := streamDecode(t, mm.m.NewDecoder(), frames, []int{2})
+			if d, at := maxAbsDiff(t, got, whole); d > 1e-5 {
+				t.Errorf("fresh decoder: max abs diff %g at %d", d, at)
+			}
+		})
+	}
+}
+
+// TestStreamingFewerCodebooks decodes with the first nq codebooks only, whole
+// and streamed.
+func TestStreamingFewerCodebooks(t *testing.T) {
+	m := fixtureModel(t, "tiny-b")
+	frames := longFrames(t, "tiny-b")[:20]
+	full, err := m.Decode(frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, nq := range []int{1, 3, m.NumQuantizers() - 1} {
+		sub := make([][]int, len(frames))
+		for i, f := range frames {
+			sub[i] = f[:nq]
+		}
+		whole, err := m.Decode(sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d, _ := maxAbsDiff(t, whole, full); d == 0 {
+			t.Fatalf("nq=%d decodes exactly like all codebooks", nq)
+		}
+		got := streamDecode(t, m.NewDecoder(), sub, []int{3, 1})
+		if d, at := maxAbsDiff(t, got, whole); d > 1e-5 {
+			t.Errorf("nq=%d: streamed differs from whole by %g at %d", nq, d, at)
+		}
+	}
+}
+
+// TestStreamingResetMidStream checks that Reset forgets an earlier stream.
+func TestStreamingResetMidStream(t *testing.T) {
+	m := fixtureModel(t, "tiny-a")
+	frames := longFrames(t, "tiny-a")
+	want, err := m.Decode(frames[:10])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := m.NewDecoder()
+	streamDecode(t, dec, frames[20:], []int{5})
+	dec.Reset()
+	if dec.Frames() != 0 {
+		t.Fatalf("Frames() = %d after Reset", dec.Frames())
+	}
+	got := streamDecode(t, dec, frames[:10], []int{1})
+	if d, at := maxAbsDiff(t, got, want); d > 1e-5 {
+		t.Fatalf("after Reset: max abs diff %g at %d", d, at)
+	}
+}
+
+func TestDecodeRejectsBadCodes(t *testing.T) {
+	m := fixtureModel(t, "tiny-a")
+	nq, size := m.NumQuantizers(), m.CodebookSize()
+	good := make([]int, nq)
+	tooMany := make([]int, nq+1)
+	neg := make([]int, nq)
+	neg[3] = -1
+	big := make([]int, nq)
+	big[nq-1] = size
+	tests := []struct {
+		name   string
+		frames [][]int
+	}{
+		{"empty frame", [][]int{good, {}}},
+		{"too many codebooks", [][]int{tooMany}},
+		{"negative code", [][]int{good, neg}},
+		{"code past codebook", [][]int{big}},
+		{"mixed widths", [][]int{good, good[:2]}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := m.Decode(tc.frames); !errors.Is(err, codec.ErrInvalidCodes) {
+				t.Errorf("Decode: got %v, want ErrInvalidCodes", err)
+			}
+			dec := m.NewDecoder()
+			prefix := []float32{42}
+			out, err := dec.Step(prefix, tc.frames)
+			if err == nil {
+				t.Fatal("Step accepted bad codes")
+			}
+			if len(out) != 1 || dec.Frames() != 0 {
+				t.Fatalf("a rejected Step changed state: %d samples, %d frames", len(out), dec.Frames())
+			}
+		})
+	}
+	// Nothing to decode is not an error.
+	out, err := m.Decode(nil)
+	if err != nil || len(out) != 0 {
+		t.Fatalf("Decode(nil) = %d samples, %v", len(out), err)
+	}
+}
