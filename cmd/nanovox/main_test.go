@@ -240,7 +240,7 @@ func TestSayInputsAndOutputs(t *testing.T) {
 	if r := runBin(t, nil, nil, "dev", "mkmodel", "--preset", "tiny", "--layout", "mlx", "--dtype", "bfloat16", "--out", dev); r.code != 0 {
 		t.Fatalf("mkmodel: %s", r.stderr)
 	}
-	if r := runBin(t, nil, nil, "say", "--model", dev, "--ref-audio", ref, "--text", "Hi there.", "--max-frames", "5", "--out", filepath.Join(dir, "dev.wav")); r.code != 0 {
+	if r := runBin(t, nil, nil, "say", "--model", dev, "--ref-audio", ref, "--text", "Hi there.", "--greedy", "--max-frames", "5", "--out", filepath.Join(dir, "dev.wav")); r.code != 0 {
 		t.Fatalf("say on dev model: %s", r.stderr)
 	}
 }
@@ -290,6 +290,7 @@ func TestSayValidation(t *testing.T) {
 		{"too short", []string{"--ref-audio", short, "--text", "hi"}, "", "ref_audio is 0.30 s; must be 0.5–30 s"},
 		{"too long", []string{"--ref-audio", long, "--text", "hi"}, "", "must be 0.5–30 s"},
 		{"six channels", []string{"--ref-audio", six, "--text", "hi"}, "", "6 channels"},
+		{"no audio generated", []string{"--ref-audio", ref, "--seed", "4", "--text", "Hi."}, "", "the model generated no audio"},
 		{"missing model", []string{"--model", filepath.Join(dir, "nomodel"), "--ref-audio", ref, "--text", "hi"}, "", "does not exist"},
 	}
 	for _, tc := range tests {

@@ -262,6 +262,9 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 		if err != nil {
 			return err
 		}
+		if len(codes.Frames) == 0 {
+			return errors.New("the model generated no audio (it chose to stop at once); try another --seed or --greedy")
+		}
 		if wav != nil {
 			return wav.Close()
 		}
