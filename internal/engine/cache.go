@@ -56,6 +56,7 @@ func (c *prefixCache) get(key string, compute func() (Prefix, error)) (Prefix, e
 		return p, nil
 	}
 	if f, ok := c.inflight[key]; ok {
+		c.hits++ // computed once, by the first requester
 		c.mu.Unlock()
 		<-f.done
 		return f.prefix, f.err

@@ -103,6 +103,9 @@ type Stream struct {
 // Chunks returns the text chunks the stream speaks.
 func (s *Stream) Chunks() []string { return s.job.Chunks() }
 
+// InputTokens returns the number of text tokens of the request.
+func (s *Stream) InputTokens() int { return s.job.InputTokens() }
+
 // Next returns the next chunk of audio, io.EOF after the last one, or the
 // error that ended the stream (the context's error when it was cancelled).
 func (s *Stream) Next(ctx context.Context) (Chunk, error) {
@@ -499,4 +502,21 @@ func audioSeconds(samples int64, rate int) float64 {
 		return math.NaN()
 	}
 	return float64(samples) / float64(rate)
+}
+
+// Encode encodes a reference clip into a Voice, holding a generation slot
+// (and waiting in the queue like Submit) so encodes share the machine fairly
+// with generation.
+func (e *Engine) Encode(ctx context.Context, pcm []float32) (*Voice, error) {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if err := e.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer e.release()
+	return e.fam.EncodeReference(ctx, pcm)
 }

@@ -68,6 +68,8 @@ type Prefix interface {
 type Job interface {
 	// Chunks returns the text chunks the job speaks.
 	Chunks() []string
+	// InputTokens returns the number of text tokens of the input.
+	InputTokens() int
 	// Done reports whether the job has produced its last output.
 	Done() bool
 }

@@ -149,6 +149,14 @@ type job struct {
 func (j *job) Chunks() []string { return j.chunks }
 func (j *job) Done() bool       { return j.gen.Done() }
 
+func (j *job) InputTokens() int {
+	n := 0
+	for _, c := range j.gen.Chunks() {
+		n += len(c.TokenIDs)
+	}
+	return n
+}
+
 // Prepare implements engine.Family.
 func (f *Family) Prepare(v *engine.Voice, prefix engine.Prefix, text string, p engine.Params) (engine.Job, error) {
 	var np *nano.Prefix

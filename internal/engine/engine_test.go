@@ -1,0 +1,333 @@
+package engine_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/engine"
+	"github.com/nanovox/nanovox/internal/family/mossnano"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var (
+	famOnce sync.Once
+	fam     *mossnano.Family
+	refPCM  []float32
+)
+
+func family(t *testing.T) *mossnano.Family {
+	t.Helper()
+	famOnce.Do(func() {
+		f, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{KeepBF16: true})
+		if err != nil {
+			panic(err)
+		}
+		fam = f
+		b, err := os.ReadFile("../../testdata/tiny-a/ref.wav")
+		if err != nil {
+			panic(err)
+		}
+		ref, err := audio.PrepareReference(b, audio.Options{})
+		if err != nil {
+			panic(err)
+		}
+		refPCM = ref.Interleaved()
+	})
+	return fam
+}
+
+func params(f engine.Family, seed uint64, frames int) engine.Params {
+	p := f.DefaultParams()
+	p.Seed = seed
+	if frames > 0 {
+		p.MaxFrames = frames
+		p.IgnoreEOS = true
+	}
+	return p
+}
+
+// alone runs a request without the scheduler.
+func alone(t *testing.T, f engine.Family, text string, p engine.Params) []float32 {
+	t.Helper()
+	v, err := f.EncodeReference(context.Background(), refPCM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := f.Prepare(v, nil, text, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []float32
+	if err := engine.Run(context.Background(), f, j, func(o engine.Output) error {
+		out = append(out, o.Samples...)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// drain reads a stream to the end and returns its samples and chunk sizes.
+func drain(t *testing.T, s *engine.Stream) ([]float32, []int) {
+	t.Helper()
+	var out []float32
+	var sizes []int
+	for {
+		c, err := s.Next(context.Background())
+		if err == io.EOF {
+			return out, sizes
+		}
+		if err != nil {
+			t.Errorf("Next: %v", err)
+			return out, sizes
+		}
+		out = append(out, c.Samples...)
+		sizes = append(sizes, len(c.Samples)/2)
+	}
+}
+
+func TestStreamsEqualAloneAndEachOther(t *testing.T) {
+	f := family(t)
+	e := engine.New(f, engine.Config{MaxStreams: 4, Queue: 4, PrefixCacheBytes: 1 << 20})
+	defer e.Close(context.Background())
+	texts := []string{"Hello world. This is a tiny test.", "A second, longer request with a few more words in it.", "Third one.", "Fourth and final request, spoken here."}
+	want := make([][]float32, len(texts))
+	for i, txt := range texts {
+		want[i] = alone(t, f, txt, params(f, uint64(i+1), 0))
+	}
+	got := make([][]float32, len(texts))
+	var wg sync.WaitGroup
+	for i, txt := range texts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := e.Submit(context.Background(), engine.Request{Text: txt, RefPCM: refPCM, RefKey: "ref", Params: params(f, uint64(i+1), 0), FirstChunkFrames: 1, ChunkFrames: 3})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			defer s.Close()
+			got[i], _ = drain(t, s)
+		}()
+	}
+	wg.Wait()
+	for i := range texts {
+		if !cmp.Equal(want[i], got[i]) {
+			t.Errorf("request %d: scheduled output (%d samples) differs from running alone (%d samples)", i, len(got[i]), len(want[i]))
+		}
+	}
+	if n, _, hits, misses := e.PrefixCacheStats(); n != 1 || misses != 1 || hits != 3 {
+		t.Errorf("prefix cache: %d entries, %d hits, %d misses; want 1, 3, 1", n, hits, misses)
+	}
+}
+
+func TestChunkSizes(t *testing.T) {
+	f := family(t)
+	e := engine.New(f, engine.Config{MaxStreams: 1})
+	defer e.Close(context.Background())
+	s, err := e.Submit(context.Background(), engine.Request{Text: "Hello world.", RefPCM: refPCM, Params: params(f, 1, 10), FirstChunkFrames: 1, ChunkFrames: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, sizes := drain(t, s)
+	// 10 frames of 3840 samples: 1 frame first, then 4, 4, and the rest (1).
+	if want := []int{3840, 4 * 3840, 4 * 3840, 3840}; !cmp.Equal(sizes, want) {
+		t.Fatalf("chunk sizes %v, want %v", sizes, want)
+	}
+	if st := s.Stats(); st.Frames != 10 || st.AudioSeconds != 0.8 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// TestBackpressure: a stream whose reader stops sits out with at most one
+// pending chunk while another stream runs to completion.
+func TestBackpressure(t *testing.T) {
+	f := family(t)
+	e := engine.New(f, engine.Config{MaxStreams: 2})
+	defer e.Close(context.Background())
+	stalled, err := e.Submit(context.Background(), engine.Request{Text: "Stalled reader.", RefPCM: refPCM, Params: params(f, 1, 200), FirstChunkFrames: 1, ChunkFrames: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
+	// Take one chunk, then stop reading.
+	if _, err := stalled.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.Submit(context.Background(), engine.Request{Text: "Other reader.", RefPCM: refPCM, Params: params(f, 2, 60), FirstChunkFrames: 1, ChunkFrames: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, _ := drain(t, other)
+	other.Close()
+	if len(samples) != 60*3840*2 {
+		t.Fatalf("other stream got %d samples, want %d", len(samples), 60*3840*2)
+	}
+	stalled.Close()
+	// The stalled stream produced its first chunk (1 frame), one pending
+	// chunk (2 frames) and nothing more.
+	if st := stalled.Stats(); st.Frames > 3 {
+		t.Fatalf("stalled stream generated %d frames; backpressure allows 3", st.Frames)
+	}
+}
+
+func TestCancelFreesSlot(t *testing.T) {
+	f := family(t)
+	e := engine.New(f, engine.Config{MaxStreams: 1, Queue: 0})
+	defer e.Close(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := e.Submit(ctx, engine.Request{Text: "Long one.", RefPCM: refPCM, Params: params(f, 1, 300), FirstChunkFrames: 1, ChunkFrames: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Next(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// The only slot is taken and there is no queue.
+	if _, err := e.Submit(context.Background(), engine.Request{Text: "x", RefPCM: refPCM, Params: params(f, 1, 1)}); !errors.Is(err, engine.ErrBusy) {
+		t.Fatalf("second submit: %v, want ErrBusy", err)
+	}
+	cancel()
+	for {
+		_, err := s.Next(context.Background())
+		if errors.Is(err, context.Canceled) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("after cancel: %v", err)
+		}
+	}
+	if st := s.Stats(); st.Frames >= 300 {
+		t.Fatalf("cancelled stream ran to the end (%d frames)", st.Frames)
+	}
+	// The slot is free again at once.
+	s2, err := e.Submit(context.Background(), engine.Request{Text: "Next.", RefPCM: refPCM, Params: params(f, 1, 2)})
+	if err != nil {
+		t.Fatalf("submit after cancel: %v", err)
+	}
+	drain(t, s2)
+	s2.Close()
+}
+
+func TestQueue(t *testing.T) {
+	f := family(t)
+	e := engine.New(f, engine.Config{MaxStreams: 1, Queue: 1})
+	defer e.Close(context.Background())
+	first, err := e.Submit(context.Background(), engine.Request{Text: "First.", RefPCM: refPCM, Params: params(f, 1, 20), FirstChunkFrames: 1, ChunkFrames: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued := make(chan *engine.Stream)
+	go func() {
+		s, err := e.Submit(context.Background(), engine.Request{Text: "Queued.", RefPCM: refPCM, Params: params(f, 2, 3)})
+		if err != nil {
+			t.Error(err)
+		}
+		queued <- s
+	}()
+	// Wait until the second request is queued, then a third is refused.
+	for {
+		if _, q := e.Active(); q == 1 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if _, err := e.Submit(context.Background(), engine.Request{Text: "x", RefPCM: refPCM, Params: params(f, 1, 1)}); !errors.Is(err, engine.ErrBusy) {
+		t.Fatalf("third submit: %v, want ErrBusy", err)
+	}
+	// A queued request whose client leaves gives up its place.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := e.Submit(ctx, engine.Request{Text: "x", RefPCM: refPCM, Params: params(f, 1, 1)}); err == nil {
+		t.Fatal("cancelled submit succeeded")
+	}
+	drain(t, first)
+	first.Close()
+	s := <-queued
+	if s == nil {
+		t.Fatal("queued request failed")
+	}
+	if out, _ := drain(t, s); len(out) != 3*3840*2 {
+		t.Fatalf("queued stream: %d samples", len(out))
+	}
+	s.Close()
+}
+
+func TestCloseDrainsThenRefuses(t *testing.T) {
+	f := family(t)
+	e := engine.New(f, engine.Config{MaxStreams: 2})
+	s, err := e.Submit(context.Background(), engine.Request{Text: "In flight.", RefPCM: refPCM, Params: params(f, 1, 30), FirstChunkFrames: 1, ChunkFrames: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan int)
+	go func() {
+		out, _ := drain(t, s)
+		got <- len(out)
+	}()
+	if err := e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-got; n != 30*3840*2 {
+		t.Fatalf("in-flight stream got %d samples during shutdown, want all %d", n, 30*3840*2)
+	}
+	s.Close()
+	if _, err := e.Submit(context.Background(), engine.Request{Text: "late", RefPCM: refPCM, Params: params(f, 1, 1)}); !errors.Is(err, engine.ErrClosed) {
+		t.Fatalf("submit after close: %v", err)
+	}
+	// Close with an expired deadline cancels what runs.
+	e2 := engine.New(f, engine.Config{MaxStreams: 1})
+	s2, err := e2.Submit(context.Background(), engine.Request{Text: "Cut.", RefPCM: refPCM, Params: params(f, 1, 300), FirstChunkFrames: 1, ChunkFrames: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := e2.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("close with deadline: %v", err)
+	}
+	for {
+		if _, err := s2.Next(context.Background()); err != nil {
+			if err == io.EOF {
+				t.Fatal("stream ran to the end despite the shutdown deadline")
+			}
+			break
+		}
+	}
+	s2.Close()
+}
+
+func TestInputErrorsBeforeAudio(t *testing.T) {
+	f := family(t)
+	e := engine.New(f, engine.Config{MaxStreams: 1})
+	defer e.Close(context.Background())
+	for _, req := range []engine.Request{
+		{Text: "   ", RefPCM: refPCM, Params: params(f, 1, 0)},
+		{Text: "hi", Params: params(f, 1, 0)},
+		{Text: "hi", RefPCM: refPCM[:100], Params: params(f, 1, 0)},
+		{Text: "hi", RefPCM: refPCM, Params: engine.Params{}},
+	} {
+		_, err := e.Submit(context.Background(), req)
+		if !engine.IsInputError(err) {
+			t.Errorf("%+v: err %v, want an InputError", req.Text, err)
+		}
+	}
+	// The slot was released every time.
+	s, err := e.Submit(context.Background(), engine.Request{Text: "ok", RefPCM: refPCM, Params: params(f, 1, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, s)
+	s.Close()
+}
