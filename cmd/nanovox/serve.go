@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/nanovox/nanovox/internal/engine"
+	"github.com/nanovox/nanovox/internal/server"
+	"github.com/nanovox/nanovox/internal/voice"
+)
+
+func init() { extraCommands = append(extraCommands, newServeCmd) }
+
+type serveOptions struct {
+	modelFlags
+	addr, apiKey, logFormat, dataDir, modelID string
+	maxInputChars, maxStreams, queue          int
+	maxBodyBytes                              int64
+	idleWrite, shutdown                       time.Duration
+	prefixCacheMB, maxVoices, maxFrames       int
+}
+
+// defaultStreams sizes the generation slots to the machine: batching makes
+// several streams per core cheap.
+func defaultStreams() int { return min(16, max(2, 4*runtime.NumCPU())) }
+
+func newServeCmd() *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the OpenAI-compatible speech API (POST /v1/audio/speech) over HTTP",
+		Long: `serve keeps the model loaded and answers OpenAI-style speech requests,
+buffered or streamed (raw PCM or SSE) while the audio is generated, for many
+clients at once. Every flag can also be set with an environment variable
+NANOVOX_<FLAG> (upper case, '-' as '_'), e.g. NANOVOX_API_KEY; flags win.
+See docs/configuration.md.`,
+		Args: cobra.NoArgs,
+		PreRunE: func(cmd *cobra.Command, args []string) error {
+			return applyEnv(cmd.Flags())
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return runServe(cmd.Context(), cmd, o) },
+	}
+	f := cmd.Flags()
+	o.modelFlags.register(f)
+	f.StringVar(&o.addr, "addr", "127.0.0.1:8000", "listen address (host:port)")
+	f.StringVar(&o.apiKey, "api-key", "", "require this key as 'Authorization: Bearer KEY' or 'x-api-key' on /v1/ endpoints")
+	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "directory of saved voices")
+	f.StringVar(&o.modelID, "model-id", "", "model id reported by /v1/models and accepted in requests (default: the --model argument)")
+	f.IntVar(&o.maxInputChars, "max-input-chars", 4096, "longest accepted input text, in characters")
+	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", 32<<20, "largest accepted request body, in bytes")
+	f.IntVar(&o.maxStreams, "max-streams", defaultStreams(), "requests generating at once")
+	f.IntVar(&o.queue, "queue", -1, "requests that may wait for a slot before the server answers 503 (default 2 × max-streams)")
+	f.DurationVar(&o.idleWrite, "idle-write-timeout", 30*time.Second, "cut off a streaming client that stops reading for this long")
+	f.DurationVar(&o.shutdown, "shutdown-timeout", 60*time.Second, "how long to let in-flight requests finish on SIGINT/SIGTERM")
+	f.IntVar(&o.prefixCacheMB, "prefix-cache-mb", 512, "memory budget of the voice prompt-prefix cache, MiB (0 disables)")
+	f.IntVar(&o.maxVoices, "max-voices", voice.DefaultMaxVoices, "most saved voices")
+	f.IntVar(&o.maxFrames, "max-frames-limit", 375, "upper bound for a request's max_new_frames (frames per text chunk)")
+	return cmd
+}
+
+// applyEnv sets every flag not given on the command line from
+// NANOVOX_<FLAG> when that variable exists.
+func applyEnv(fs *pflag.FlagSet) error {
+	var err error
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Changed || err != nil {
+			return
+		}
+		name := "NANOVOX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(name); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = usagef("%s=%q: %v", name, v, e)
+			}
+		}
+	})
+	return err
+}
+
+func newLogger(format string) (*slog.Logger, error) {
+	switch format {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+	}
+	return nil, usagef("--log-format %q is not supported (text, json)", format)
+}
+
+func (o *serveOptions) validate() error {
+	switch {
+	case o.maxStreams < 1:
+		return usagef("--max-streams must be at least 1, is %d", o.maxStreams)
+	case o.maxInputChars < 1:
+		return usagef("--max-input-chars must be positive, is %d", o.maxInputChars)
+	case o.maxBodyBytes < 1024:
+		return usagef("--max-body-bytes must be at least 1024, is %d", o.maxBodyBytes)
+	case o.idleWrite <= 0:
+		return usagef("--idle-write-timeout must be positive")
+	case o.prefixCacheMB < 0:
+		return usagef("--prefix-cache-mb must not be negative")
+	case o.maxFrames < 1:
+		return usagef("--max-frames-limit must be positive")
+	}
+	if o.queue < 0 {
+		o.queue = 2 * o.maxStreams
+	}
+	return nil
+}
+
+func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	log, err := newLogger(o.logFormat)
+	if err != nil {
+		return err
+	}
+	// Bind first: a busy port fails before the model loads.
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	defer ln.Close()
+	fam, err := o.open(ctx, cmd.ErrOrStderr())
+	if err != nil {
+		return err
+	}
+	defer fam.Close()
+	info := fam.Info()
+	metrics := server.NewMetrics()
+	eng := engine.New(fam, engine.Config{
+		MaxStreams: o.maxStreams, Queue: o.queue, PrefixCacheBytes: int64(o.prefixCacheMB) << 20,
+		Logger: log, Observer: metrics,
+	})
+	vm := voiceModel(info)
+	var voices server.Voices
+	if o.dataDir != "" {
+		st, warns, err := voice.Open(o.dataDir, voice.Options{Model: vm, MaxVoices: o.maxVoices, Logger: log})
+		if err != nil {
+			eng.Close(ctx)
+			return fmt.Errorf("voices: %w", err)
+		}
+		for _, w := range warns {
+			log.Warn("voice store", "warning", w.String())
+		}
+		voices = st
+		log.Info("voices loaded", "dir", o.dataDir, "count", len(st.List()))
+	}
+	id := o.modelID
+	if id == "" {
+		id = o.model
+	}
+	srv := server.New(eng, server.Config{
+		APIKey: o.apiKey, ModelID: id, Aliases: server.DefaultAliases,
+		Limits:           server.Limits{MaxInputChars: o.maxInputChars, MaxBodyBytes: o.maxBodyBytes, MaxNewFrames: o.maxFrames},
+		IdleWriteTimeout: o.idleWrite, Logger: log, Voices: voices, VoiceModel: vm,
+	}, metrics)
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("serving", "addr", ln.Addr().String(), "model", id, "max_streams", o.maxStreams, "queue", o.queue, "auth", o.apiKey != "")
+
+	select {
+	case err := <-errc:
+		eng.Close(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	signal.Reset(os.Interrupt, syscall.SIGTERM) // a second signal kills at once
+	// Graceful shutdown: stop accepting, let in-flight requests finish, then
+	// release the model.
+	log.Info("shutting down", "timeout", o.shutdown.String())
+	srv.SetDraining()
+	sctx, cancel := context.WithTimeout(context.Background(), o.shutdown)
+	defer cancel()
+	herr := hs.Shutdown(sctx)
+	if herr != nil {
+		log.Warn("in-flight requests did not finish in time; cancelling them", "err", herr)
+		hs.Close()
+	}
+	eerr := eng.Close(sctx)
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	log.Info("stopped")
+	if herr != nil || eerr != nil {
+		return nil // the shutdown itself succeeded; requests were cut
+	}
+	return nil
+}
+
+// voiceModel identifies the codes a voice holds, so a voice saved with one
+// model family/codec shape is not used with another.
+func voiceModel(info engine.Info) string {
+	return fmt.Sprintf("%s/%dcodes", info.ModelType, info.CodesPerFrame)
+}

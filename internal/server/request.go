@@ -1,0 +1,342 @@
+package server
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// speechRequest is the body of POST /v1/audio/speech. Pointer fields tell
+// "absent" from "zero".
+type speechRequest struct {
+	Model                    *string     `json:"model"`
+	Input                    *string     `json:"input"`
+	Voice                    *voiceField `json:"voice"`
+	ResponseFormat           *string     `json:"response_format"`
+	Stream                   *bool       `json:"stream"`
+	StreamFormat             *string     `json:"stream_format"`
+	StreamingInterval        *float64    `json:"streaming_interval"`
+	StreamingInitialInterval *float64    `json:"streaming_initial_interval"`
+	Speed                    *float64    `json:"speed"`
+	Instructions             *string     `json:"instructions"`
+	Language                 *string     `json:"language"`
+	Seed                     *uint64     `json:"seed"`
+	Temperature              *float64    `json:"temperature"`
+	TopP                     *float64    `json:"top_p"`
+	TopK                     *int        `json:"top_k"`
+	RepetitionPenalty        *float64    `json:"repetition_penalty"`
+	MaxNewFrames             *int        `json:"max_new_frames"`
+}
+
+// voiceField is either a saved voice's name or an inline reference clip.
+type voiceField struct {
+	Name     string
+	RefAudio string
+	RefText  string
+	Inline   bool
+}
+
+// inlineVoice is the object form of "voice"; unknown keys are rejected.
+type inlineVoice struct {
+	RefAudio *string `json:"ref_audio"`
+	RefText  *string `json:"ref_text"`
+}
+
+func (v *voiceField) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		return json.Unmarshal(b, &v.Name)
+	case len(b) > 0 && b[0] == '{':
+		var iv inlineVoice
+		if err := strictDecode(bytes.NewReader(b), &iv); err != nil {
+			return prefixParam(err, "voice")
+		}
+		if iv.RefAudio == nil {
+			return badRequest("voice.ref_audio", "missing_ref_audio", "voice.ref_audio is required when voice is an object (base64 audio of the reference clip)")
+		}
+		v.Inline = true
+		v.RefAudio = *iv.RefAudio
+		if iv.RefText != nil {
+			v.RefText = *iv.RefText
+		}
+		return nil
+	}
+	return badRequest("voice", "invalid_type", "voice must be a saved voice name (string) or an object {\"ref_audio\": \"<base64 audio>\"}")
+}
+
+// strictDecode decodes exactly one JSON value into v, rejecting unknown
+// fields and trailing data, and turns decoding errors into 400s naming the
+// parameter.
+func strictDecode(r io.Reader, v any) error {
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badRequest("", "invalid_json", "request body has data after the JSON object")
+	}
+	return nil
+}
+
+// jsonError maps encoding/json errors to API errors.
+func jsonError(err error) error {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge("", "request body is larger than the server's limit of %d bytes", mbe.Limit)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return badRequest("", "invalid_json", "request body is not valid JSON (at byte %d): %v", se.Offset, se)
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		param := te.Field
+		return badRequest(param, "invalid_type", "%s must be %s, not a JSON %s", orBody(param), typeName(te.Type.String()), te.Value)
+	}
+	if errors.Is(err, io.EOF) {
+		return badRequest("", "invalid_json", "request body is empty; send a JSON object")
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return badRequest("", "invalid_json", "request body is truncated JSON")
+	}
+	if msg := err.Error(); strings.HasPrefix(msg, "json: unknown field ") {
+		field := strings.Trim(strings.TrimPrefix(msg, "json: unknown field "), `"`)
+		return badRequest(field, "unknown_parameter", "unknown parameter %q", field)
+	}
+	return badRequest("", "invalid_json", "request body is not valid JSON: %v", err)
+}
+
+func orBody(param string) string {
+	if param == "" {
+		return "the request body"
+	}
+	return param
+}
+
+func typeName(goType string) string {
+	switch strings.TrimPrefix(goType, "*") {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "float64":
+		return "a number"
+	case "int", "uint64":
+		return "an integer"
+	case "server.speechRequest", "server.inlineVoice":
+		return "a JSON object"
+	}
+	return "of type " + goType
+}
+
+// prefixParam qualifies the param of a nested object's error.
+func prefixParam(err error, prefix string) error {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		c := *ae
+		if c.Param != nil {
+			p := prefix + "." + *c.Param
+			c.Param = &p
+			c.Message = strings.Replace(c.Message, *ae.Param, p, 1)
+		} else {
+			c.Param = &prefix
+		}
+		return &c
+	}
+	return err
+}
+
+// validated is a speech request checked against the server's limits.
+type validated struct {
+	input       string
+	voiceName   string
+	refAudio    []byte // decoded base64, inline voices only
+	format      string // wav or pcm
+	stream      bool
+	sse         bool
+	firstFrames int
+	chunkFrames int
+	seed        *uint64
+	temperature *float64
+	topP        *float64
+	topK        *int
+	repPenalty  *float64
+	maxFrames   *int
+}
+
+// Limits bound what one request may ask for.
+type Limits struct {
+	MaxInputChars int
+	MaxBodyBytes  int64
+	MaxNewFrames  int
+}
+
+const frameSeconds = 0.08 // 3840 samples at 48 kHz
+
+func intervalFrames(sec float64) int {
+	return max(1, int(math.Ceil(sec/frameSeconds-1e-9)))
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// validate checks every field (DESIGN.md §3) and returns the first problem.
+func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*validated, error) {
+	v := &validated{format: "wav", firstFrames: 1, chunkFrames: intervalFrames(0.5)}
+	if r.Model != nil && !modelOK(*r.Model) {
+		return nil, notFound("model", "model_not_found", "model %q is not served here; GET /v1/models lists the models", *r.Model)
+	}
+	if r.Input == nil {
+		return nil, badRequest("input", "missing_input", "input is required: the text to speak")
+	}
+	in := strings.TrimSpace(*r.Input)
+	if in == "" {
+		return nil, badRequest("input", "empty_input", "input is empty")
+	}
+	if !utf8.ValidString(in) {
+		return nil, badRequest("input", "invalid_input", "input is not valid UTF-8")
+	}
+	if n := utf8.RuneCountInString(in); n > lim.MaxInputChars {
+		return nil, badRequest("input", "input_too_long", "input has %d characters; the limit is %d", n, lim.MaxInputChars)
+	}
+	v.input = in
+	if r.Voice == nil {
+		return nil, badRequest("voice", "missing_voice", "voice is required: a saved voice name or {\"ref_audio\": \"<base64 audio>\"}")
+	}
+	if r.Voice.Inline {
+		b, err := decodeBase64(r.Voice.RefAudio)
+		if err != nil {
+			return nil, badRequest("voice.ref_audio", "invalid_base64", "voice.ref_audio is not valid base64: %v", err)
+		}
+		if len(b) == 0 {
+			return nil, badRequest("voice.ref_audio", "empty_ref_audio", "voice.ref_audio is empty")
+		}
+		v.refAudio = b
+	} else {
+		if strings.TrimSpace(r.Voice.Name) == "" {
+			return nil, badRequest("voice", "missing_voice", "voice is empty: give a saved voice name or {\"ref_audio\": \"<base64 audio>\"}")
+		}
+		v.voiceName = r.Voice.Name
+	}
+	if r.ResponseFormat != nil {
+		switch f := strings.ToLower(*r.ResponseFormat); f {
+		case "wav", "pcm":
+			v.format = f
+		default:
+			return nil, badRequest("response_format", "unsupported_format", "response_format %q is not supported; supported: wav, pcm", *r.ResponseFormat)
+		}
+	}
+	if r.StreamFormat != nil {
+		switch *r.StreamFormat {
+		case "audio":
+		case "sse":
+			v.sse = true
+		default:
+			return nil, badRequest("stream_format", "unsupported_stream_format", "stream_format %q is not supported; supported: audio, sse", *r.StreamFormat)
+		}
+	}
+	if r.Stream != nil {
+		v.stream = *r.Stream
+	}
+	if v.sse {
+		if r.Stream != nil && !*r.Stream {
+			return nil, badRequest("stream", "invalid_value", "stream_format \"sse\" streams; it cannot be combined with stream: false")
+		}
+		v.stream = true
+	}
+	if v.stream && !v.sse && r.ResponseFormat == nil {
+		v.format = "pcm" // a plain stream is raw PCM unless WAV is asked for
+	}
+	for _, iv := range []struct {
+		name string
+		val  *float64
+		dst  *int
+	}{{"streaming_interval", r.StreamingInterval, &v.chunkFrames}, {"streaming_initial_interval", r.StreamingInitialInterval, &v.firstFrames}} {
+		if iv.val == nil {
+			continue
+		}
+		if !(*iv.val > 0 && *iv.val <= 10) {
+			return nil, badRequest(iv.name, "invalid_value", "%s must be in (0, 10] seconds, is %v", iv.name, *iv.val)
+		}
+		*iv.dst = intervalFrames(*iv.val)
+	}
+	if r.Speed != nil && *r.Speed != 1 {
+		return nil, badRequest("speed", "unsupported_value", "speed %v is not supported: MOSS-TTS-Nano speaks at the reference's pace (only 1.0)", *r.Speed)
+	}
+	if r.Instructions != nil && strings.TrimSpace(*r.Instructions) != "" {
+		return nil, badRequest("instructions", "unsupported_value", "instructions are not supported: MOSS-TTS-Nano takes its style from the reference clip")
+	}
+	if r.Language != nil {
+		if l := strings.ToLower(strings.TrimSpace(*r.Language)); l != "" && l != "auto" {
+			return nil, badRequest("language", "unsupported_value", "language %q is not supported: only \"auto\" (the model speaks the language of the input)", *r.Language)
+		}
+	}
+	v.seed = r.Seed
+	if r.Temperature != nil {
+		if t := *r.Temperature; !(t > 0 && t <= 5) {
+			return nil, badRequest("temperature", "invalid_value", "temperature must be in (0, 5], is %v", t)
+		}
+		v.temperature = r.Temperature
+	}
+	if r.TopP != nil {
+		if p := *r.TopP; !(p > 0 && p <= 1) {
+			return nil, badRequest("top_p", "invalid_value", "top_p must be in (0, 1], is %v", p)
+		}
+		v.topP = r.TopP
+	}
+	if r.TopK != nil {
+		if k := *r.TopK; k < 0 || k > 1<<16 {
+			return nil, badRequest("top_k", "invalid_value", "top_k must be in [0, 65536] (0 disables), is %d", k)
+		}
+		v.topK = r.TopK
+	}
+	if r.RepetitionPenalty != nil {
+		if p := *r.RepetitionPenalty; !(p > 0 && p <= 10) || !finite(p) {
+			return nil, badRequest("repetition_penalty", "invalid_value", "repetition_penalty must be in (0, 10], is %v", p)
+		}
+		v.repPenalty = r.RepetitionPenalty
+	}
+	if r.MaxNewFrames != nil {
+		if n := *r.MaxNewFrames; n < 1 || n > lim.MaxNewFrames {
+			return nil, badRequest("max_new_frames", "invalid_value", "max_new_frames must be in [1, %d], is %d", lim.MaxNewFrames, n)
+		}
+		v.maxFrames = r.MaxNewFrames
+	}
+	return v, nil
+}
+
+// decodeBase64 accepts standard or URL-safe base64, padded or not, with
+// optional whitespace and an optional data: URI prefix.
+func decodeBase64(s string) ([]byte, error) {
+	if strings.HasPrefix(s, "data:") {
+		i := strings.Index(s, ",")
+		if i < 0 || !strings.HasSuffix(s[:i], ";base64") {
+			return nil, fmt.Errorf("data URI must be base64 (data:audio/...;base64,...)")
+		}
+		s = s[i+1:]
+	}
+	s = strings.Map(func(r rune) rune {
+		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
+			return -1
+		}
+		return r
+	}, s)
+	s = strings.TrimRight(s, "=")
+	enc := base64.RawStdEncoding
+	if strings.ContainsAny(s, "-_") {
+		enc = base64.RawURLEncoding
+	}
+	return enc.DecodeString(s)
+}

@@ -1,0 +1,303 @@
+package server
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/engine"
+)
+
+// bufferedChunkFrames is the engine chunk size for non-streamed requests.
+const bufferedChunkFrames = 64
+
+func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	if s.draining.Load() {
+		writeError(w, busy("the server is shutting down"))
+		return
+	}
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		// curl -d sends application/x-www-form-urlencoded unless told
+		// otherwise; such bodies are still parsed as JSON.
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || (mt != "application/json" && mt != "application/x-www-form-urlencoded" && mt != "text/plain") {
+			writeError(w, &apiError{Status: http.StatusUnsupportedMediaType, Type: "invalid_request_error", Code: str("unsupported_media_type"), Message: fmt.Sprintf("Content-Type %q is not supported; send application/json", ct)})
+			return
+		}
+	}
+	var req speechRequest
+	if err := strictDecode(http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxBodyBytes), &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	v, err := req.validate(s.cfg.Limits, s.modelOK)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	ereq, err := s.engineRequest(v)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	// Everything above ran before taking a slot; Submit waits for one.
+	st, err := s.eng.Submit(r.Context(), ereq)
+	if err != nil {
+		if !clientGone(err) {
+			writeError(w, s.engineError(err))
+		}
+		return
+	}
+	defer st.Close()
+	log := s.log.With("chars", len([]rune(v.input)), "stream", v.stream, "sse", v.sse, "format", v.format, "seed", ereq.Params.Seed)
+	if v.voiceName != "" {
+		log = log.With("voice", v.voiceName)
+	} else {
+		log = log.With("voice", "inline")
+	}
+	h := w.Header()
+	h.Set("X-Audio-Sample-Rate", strconv.Itoa(s.eng.Family().Info().SampleRate))
+	h.Set("X-Audio-Channels", "1")
+	h.Set("X-Audio-Sample-Format", "s16le")
+	h.Set("X-Seed", strconv.FormatUint(ereq.Params.Seed, 10))
+	if v.stream {
+		err = s.writeStream(w, r, st, v)
+	} else {
+		err = s.writeBuffered(w, r, st, v)
+	}
+	stats := st.Stats()
+	switch {
+	case err == nil:
+		log.Info("speech", "frames", stats.Frames, "audio_s", round3(stats.AudioSeconds), "wall_s", round3(time.Since(start).Seconds()))
+	case clientGone(err) || errors.Is(err, errClientStalled):
+		log.Info("speech cancelled", "reason", err.Error(), "frames", stats.Frames)
+	default:
+		log.Error("speech failed", "err", err, "frames", stats.Frames)
+	}
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+// engineRequest resolves the voice and sampling parameters. Decoding and
+// checking an inline clip happens here, before the request takes a slot.
+func (s *Server) engineRequest(v *validated) (engine.Request, error) {
+	fam := s.eng.Family()
+	req := engine.Request{Text: v.input, FirstChunkFrames: bufferedChunkFrames, ChunkFrames: bufferedChunkFrames}
+	if v.stream {
+		req.FirstChunkFrames, req.ChunkFrames = v.firstFrames, v.chunkFrames
+	}
+	if v.voiceName != "" {
+		ev, err := s.savedVoice(v.voiceName)
+		if err != nil {
+			return req, err
+		}
+		req.Voice = ev
+	} else {
+		ref, err := audio.PrepareReference(v.refAudio, audio.Options{MaxInputBytes: s.cfg.MaxRefAudioBytes, TargetRate: fam.Info().SampleRate})
+		if err != nil {
+			return req, audioError("voice.ref_audio", err)
+		}
+		sum := sha256.Sum256(v.refAudio)
+		req.RefPCM = ref.Interleaved()
+		req.RefKey = "inline:" + hex.EncodeToString(sum[:])
+	}
+	p := fam.DefaultParams()
+	if v.seed != nil {
+		p.Seed = *v.seed
+	} else {
+		var b [8]byte
+		rand.Read(b[:])
+		p.Seed = binary.LittleEndian.Uint64(b[:]) >> 1
+	}
+	if v.temperature != nil {
+		p.Temperature = *v.temperature
+	}
+	if v.topP != nil {
+		p.TopP = *v.topP
+	}
+	if v.topK != nil {
+		p.TopK = *v.topK
+	}
+	if v.repPenalty != nil {
+		p.RepetitionPenalty = *v.repPenalty
+	}
+	p.MaxFrames = min(p.MaxFrames, s.cfg.Limits.MaxNewFrames)
+	if v.maxFrames != nil {
+		p.MaxFrames = *v.maxFrames
+	}
+	req.Params = p
+	return req, nil
+}
+
+// audioError maps a reference-clip problem to 400 (413 when too large).
+func audioError(param string, err error) error {
+	var ae *audio.Error
+	if errors.As(err, &ae) {
+		if ae.Kind == audio.KindTooLarge {
+			return tooLarge(param, "%s", ae.Msg)
+		}
+		return badRequest(param, "invalid_audio", "%s", ae.Msg)
+	}
+	return err
+}
+
+// engineError maps Submit errors to API errors.
+func (s *Server) engineError(err error) error {
+	switch {
+	case errors.Is(err, engine.ErrBusy):
+		return busy("all generation slots are busy and the queue is full; retry shortly")
+	case errors.Is(err, engine.ErrClosed):
+		return busy("the server is shutting down")
+	case engine.IsInputError(err):
+		return badRequest("", "invalid_request", "%v", err)
+	}
+	s.log.Error("start generation", "err", err)
+	return internal("could not start generation")
+}
+
+// pcm16 converts a chunk of interleaved stereo to mono PCM16 bytes.
+func pcm16(dst []byte, c engine.Chunk, channels int) []byte {
+	if channels == 2 {
+		return audio.AppendPCM16Mono(dst, c.Samples)
+	}
+	return audio.AppendPCM16(dst, c.Samples)
+}
+
+func (s *Server) writeBuffered(w http.ResponseWriter, r *http.Request, st *engine.Stream, v *validated) error {
+	channels := s.eng.Family().Info().Channels
+	var pcm []byte
+	for {
+		c, err := st.Next(r.Context())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !clientGone(err) {
+				writeError(w, internal("generation failed"))
+			}
+			return err
+		}
+		pcm = pcm16(pcm, c, channels)
+	}
+	h := w.Header()
+	var body []byte
+	if v.format == "wav" {
+		h.Set("Content-Type", "audio/wav")
+		body = audio.AppendWAVHeader(make([]byte, 0, audio.WAVHeaderSize+len(pcm)), s.eng.Family().Info().SampleRate, 1, int64(len(pcm)))
+		body = append(body, pcm...)
+	} else {
+		h.Set("Content-Type", "audio/pcm")
+		body = pcm
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(time.Now().Add(s.cfg.IdleWriteTimeout + time.Duration(len(body)/(64<<10))*time.Second))
+	_, err := w.Write(body)
+	return err
+}
+
+var errClientStalled = errors.New("client stopped reading (idle write timeout)")
+
+// writeStream sends chunks as they come: raw PCM (optionally behind a WAV
+// header with unknown sizes) or SSE events. Headers wait for the first chunk
+// so a failure before any audio still gets an error status.
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.Stream, v *validated) error {
+	ctx := r.Context()
+	rc := http.NewResponseController(w)
+	info := s.eng.Family().Info()
+	var buf []byte
+	started := false
+	write := func(b []byte) error {
+		rc.SetWriteDeadline(time.Now().Add(s.cfg.IdleWriteTimeout))
+		if _, err := w.Write(b); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w: %v", errClientStalled, err)
+		}
+		if err := rc.Flush(); err != nil {
+			return fmt.Errorf("%w: %v", errClientStalled, err)
+		}
+		return nil
+	}
+	begin := func() error {
+		h := w.Header()
+		h.Set("Cache-Control", "no-cache")
+		h.Set("X-Accel-Buffering", "no")
+		switch {
+		case v.sse:
+			h.Set("Content-Type", "text/event-stream")
+		case v.format == "wav":
+			h.Set("Content-Type", "audio/wav")
+		default:
+			h.Set("Content-Type", "audio/pcm")
+		}
+		w.WriteHeader(http.StatusOK)
+		started = true
+		if !v.sse && v.format == "wav" {
+			return write(audio.AppendWAVHeader(nil, info.SampleRate, 1, -1))
+		}
+		return nil
+	}
+	for {
+		c, err := st.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if !started && !clientGone(err) {
+				writeError(w, internal("generation failed"))
+			} else if v.sse && started && !clientGone(err) {
+				write(sseEvent(map[string]any{"type": "error", "error": map[string]string{"message": "generation failed", "type": "server_error"}}))
+			}
+			return err
+		}
+		if !started {
+			if err := begin(); err != nil {
+				return err
+			}
+		}
+		buf = pcm16(buf[:0], c, info.Channels)
+		if v.sse {
+			err = write(sseEvent(map[string]any{"type": "speech.audio.delta", "audio": base64.StdEncoding.EncodeToString(buf)}))
+		} else {
+			err = write(buf)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if !started {
+		if err := begin(); err != nil {
+			return err
+		}
+	}
+	if v.sse {
+		stats := st.Stats()
+		in := st.InputTokens()
+		return write(sseEvent(map[string]any{"type": "speech.audio.done", "usage": map[string]int{
+			"input_tokens": in, "output_tokens": stats.Frames, "total_tokens": in + stats.Frames,
+		}}))
+	}
+	return nil
+}
+
+func sseEvent(v any) []byte {
+	b, _ := json.Marshal(v)
+	out := make([]byte, 0, len(b)+8)
+	out = append(out, "data: "...)
+	out = append(out, b...)
+	return append(out, '\n', '\n')
+}

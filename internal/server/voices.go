@@ -1,0 +1,338 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/engine"
+	"github.com/nanovox/nanovox/internal/voice"
+)
+
+// Voices is the saved-voice store the server uses (*voice.Store).
+type Voices interface {
+	Get(name string) (*voice.Voice, error)
+	List() []*voice.Voice
+	Add(v voice.Voice, replace bool) (*voice.Voice, error)
+	Delete(name string) (*voice.Voice, error)
+}
+
+// voiceJSON is a saved voice as the API shows it.
+type voiceJSON struct {
+	Object       string  `json:"object"`
+	Name         string  `json:"name"`
+	ID           string  `json:"id"`
+	Duration     float64 `json:"duration"`
+	Frames       int     `json:"frames"`
+	Created      int64   `json:"created"`
+	CreatedAt    string  `json:"created_at"`
+	RefText      string  `json:"ref_text,omitempty"`
+	SourceRate   int     `json:"source_sample_rate,omitempty"`
+	SourceFormat string  `json:"source_format,omitempty"`
+}
+
+func toJSON(v *voice.Voice) voiceJSON {
+	return voiceJSON{
+		Object: "voice", Name: v.Name, ID: v.Name, Duration: round3(v.Duration), Frames: v.Frames(),
+		Created: v.Created.Unix(), CreatedAt: v.Created.UTC().Format(time.RFC3339), RefText: v.RefText,
+		SourceRate: v.SourceRate, SourceFormat: v.SourceFormat,
+	}
+}
+
+func (s *Server) noVoices(w http.ResponseWriter) bool {
+	if s.cfg.Voices == nil {
+		writeError(w, &apiError{Status: http.StatusNotImplemented, Type: "invalid_request_error", Code: str("voices_disabled"), Message: "saved voices are not enabled on this server (start it with --data-dir)"})
+		return true
+	}
+	return false
+}
+
+// voiceError maps store errors to API errors.
+func voiceError(err error) error {
+	var ie *voice.InvalidError
+	switch {
+	case errors.Is(err, voice.ErrNotFound):
+		return notFound("voice", "voice_not_found", "%v", err)
+	case errors.Is(err, voice.ErrExists):
+		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Param: str("name"), Code: str("voice_exists"), Message: err.Error() + " (send replace=true to overwrite it)"}
+	case errors.Is(err, voice.ErrLimit):
+		return &apiError{Status: http.StatusInsufficientStorage, Type: "invalid_request_error", Code: str("voice_limit"), Message: err.Error()}
+	case errors.As(err, &ie):
+		param := ie.Field
+		if param == "codes" || param == "source" {
+			param = "file"
+		}
+		return badRequest(param, "invalid_voice", "%s", ie.Msg)
+	}
+	return err
+}
+
+// savedVoice returns a saved voice for a speech request.
+func (s *Server) savedVoice(name string) (*engine.Voice, error) {
+	if s.cfg.Voices == nil {
+		return nil, notFound("voice", "voice_not_found", "voice %q: saved voices are not enabled on this server; send {\"ref_audio\": \"<base64 audio>\"} instead", name)
+	}
+	v, err := s.cfg.Voices.Get(name)
+	if errors.Is(err, voice.ErrNotFound) && s.reloadVoices() {
+		v, err = s.cfg.Voices.Get(name) // saved by another process (nanovox voices add)
+	}
+	if errors.Is(err, voice.ErrNotFound) {
+		return nil, notFound("voice", "voice_not_found", "voice %q is not a saved voice; MOSS-TTS-Nano has no preset voices: save one with POST /v1/audio/voices or send {\"ref_audio\": \"<base64 audio>\"}", name)
+	}
+	if err != nil {
+		return nil, voiceError(err)
+	}
+	if s.cfg.VoiceModel != "" && v.Model != s.cfg.VoiceModel {
+		return nil, badRequest("voice", "voice_model_mismatch", "voice %q was saved for %q, but this server runs %q; save it again", name, v.Model, s.cfg.VoiceModel)
+	}
+	return &engine.Voice{Codes: v.Codes, Key: "voice:" + v.Key}, nil
+}
+
+// reloadVoices re-reads the voice directory, at most once a second, so
+// voices another process saved become visible. It reports whether it did.
+func (s *Server) reloadVoices() bool {
+	r, ok := s.cfg.Voices.(interface {
+		Reload() ([]voice.Warning, error)
+	})
+	if !ok {
+		return false
+	}
+	now := time.Now().UnixNano()
+	last := s.lastReload.Load()
+	if now-last < int64(time.Second) || !s.lastReload.CompareAndSwap(last, now) {
+		return false
+	}
+	warns, err := r.Reload()
+	for _, w := range warns {
+		s.log.Warn("voice store", "warning", w.String())
+	}
+	if err != nil {
+		s.log.Error("reload voices", "err", err)
+	}
+	return err == nil
+}
+
+func (s *Server) handleVoiceList(w http.ResponseWriter, r *http.Request) {
+	if s.noVoices(w) {
+		return
+	}
+	s.reloadVoices()
+	out := []voiceJSON{}
+	for _, v := range s.cfg.Voices.List() {
+		out = append(out, toJSON(v))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
+}
+
+func (s *Server) handleVoiceGet(w http.ResponseWriter, r *http.Request) {
+	if s.noVoices(w) {
+		return
+	}
+	v, err := s.cfg.Voices.Get(r.PathValue("name"))
+	if err != nil {
+		writeError(w, voiceError(err))
+		return
+	}
+	writeJSON(w, http.StatusOK, toJSON(v))
+}
+
+func (s *Server) handleVoiceDelete(w http.ResponseWriter, r *http.Request) {
+	if s.noVoices(w) {
+		return
+	}
+	old, err := s.cfg.Voices.Delete(r.PathValue("name"))
+	if err != nil {
+		writeError(w, voiceError(err))
+		return
+	}
+	s.eng.InvalidateVoice("voice:" + old.Key)
+	writeJSON(w, http.StatusOK, map[string]any{"object": "voice.deleted", "name": old.Name, "id": old.Name, "deleted": true})
+}
+
+// voiceUpload is the JSON form of POST /v1/audio/voices.
+type voiceUpload struct {
+	Name     *string `json:"name"`
+	RefAudio *string `json:"ref_audio"`
+	RefText  *string `json:"ref_text"`
+	Replace  *bool   `json:"replace"`
+}
+
+func (s *Server) handleVoiceAdd(w http.ResponseWriter, r *http.Request) {
+	if s.noVoices(w) {
+		return
+	}
+	if s.draining.Load() {
+		writeError(w, busy("the server is shutting down"))
+		return
+	}
+	name, clip, refText, replace, err := s.parseVoiceUpload(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if err := voice.ValidName(name); err != nil {
+		writeError(w, badRequest("name", "invalid_name", "%v", err))
+		return
+	}
+	if !replace {
+		if _, err := s.cfg.Voices.Get(name); err == nil {
+			writeError(w, voiceError(fmt.Errorf("voice %q already exists: %w", name, voice.ErrExists)))
+			return
+		}
+	}
+	fam := s.eng.Family()
+	ref, err := audio.PrepareReference(clip, audio.Options{MaxInputBytes: s.cfg.MaxRefAudioBytes, TargetRate: fam.Info().SampleRate})
+	if err != nil {
+		writeError(w, audioError("file", err))
+		return
+	}
+	ev, err := s.eng.Encode(r.Context(), ref.Interleaved())
+	if err != nil {
+		if !clientGone(err) {
+			writeError(w, s.engineError(err))
+		}
+		return
+	}
+	v := voice.Voice{
+		Name: name, Model: s.cfg.VoiceModel, Codes: ev.Codes, RefText: refText,
+		Duration: ref.Duration().Seconds(), SourceRate: ref.SourceRate, SourceChannels: ref.SourceChannels, SourceFormat: ref.SourceFormat,
+	}
+	old, err := s.cfg.Voices.Add(v, replace)
+	if err != nil {
+		writeError(w, voiceError(err))
+		return
+	}
+	if old != nil {
+		s.eng.InvalidateVoice("voice:" + old.Key)
+	}
+	saved, err := s.cfg.Voices.Get(name)
+	if err != nil {
+		writeError(w, voiceError(err))
+		return
+	}
+	s.log.Info("voice saved", "voice", name, "frames", saved.Frames(), "replaced", old != nil)
+	writeJSON(w, http.StatusCreated, toJSON(saved))
+}
+
+// parseVoiceUpload reads multipart (name, file, ref_text, replace) or JSON
+// ({name, ref_audio: base64, ref_text, replace}).
+func (s *Server) parseVoiceUpload(w http.ResponseWriter, r *http.Request) (name string, clip []byte, refText string, replace bool, err error) {
+	body := http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxBodyBytes)
+	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch mt {
+	case "application/json", "":
+		var u voiceUpload
+		if err = strictDecode(body, &u); err != nil {
+			return
+		}
+		if u.Name == nil {
+			err = badRequest("name", "missing_name", "name is required")
+			return
+		}
+		if u.RefAudio == nil {
+			err = badRequest("ref_audio", "missing_ref_audio", "ref_audio (base64 audio) is required")
+			return
+		}
+		name = *u.Name
+		if clip, err = decodeBase64(*u.RefAudio); err != nil {
+			err = badRequest("ref_audio", "invalid_base64", "ref_audio is not valid base64: %v", err)
+			return
+		}
+		if u.RefText != nil {
+			refText = *u.RefText
+		}
+		if u.Replace != nil {
+			replace = *u.Replace
+		}
+		if len(clip) == 0 {
+			err = badRequest("ref_audio", "empty_ref_audio", "ref_audio is empty")
+		}
+		return
+	case "multipart/form-data":
+		if params["boundary"] == "" {
+			err = badRequest("", "invalid_multipart", "multipart body without a boundary")
+			return
+		}
+		mr, merr := r.MultipartReader()
+		if merr != nil {
+			err = badRequest("", "invalid_multipart", "%v", merr)
+			return
+		}
+		r.Body = body
+		seen := map[string]bool{}
+		for {
+			p, perr := mr.NextPart()
+			if perr == io.EOF {
+				break
+			}
+			if perr != nil {
+				err = multipartError(perr)
+				return
+			}
+			field := p.FormName()
+			if seen[field] {
+				err = badRequest(field, "duplicate_field", "field %q appears more than once", field)
+				return
+			}
+			seen[field] = true
+			limit := int64(4 << 10)
+			if field == "file" {
+				limit = s.cfg.Limits.MaxBodyBytes
+			}
+			b, rerr := io.ReadAll(io.LimitReader(p, limit+1))
+			if rerr != nil {
+				err = multipartError(rerr)
+				return
+			}
+			if int64(len(b)) > limit {
+				err = tooLarge(field, "field %q is larger than %d bytes", field, limit)
+				return
+			}
+			switch field {
+			case "name":
+				name = string(b)
+			case "file":
+				clip = b
+			case "ref_text":
+				refText = string(b)
+			case "replace":
+				replace, rerr = strconv.ParseBool(strings.TrimSpace(string(b)))
+				if rerr != nil {
+					err = badRequest("replace", "invalid_value", "replace must be true or false")
+					return
+				}
+			default:
+				err = badRequest(field, "unknown_parameter", "unknown field %q (name, file, ref_text, replace)", field)
+				return
+			}
+		}
+		switch {
+		case !seen["name"]:
+			err = badRequest("name", "missing_name", "name is required")
+		case len(clip) == 0:
+			err = badRequest("file", "missing_file", "file (the reference clip) is required and must not be empty")
+		}
+		return
+	default:
+		err = &apiError{Status: http.StatusUnsupportedMediaType, Type: "invalid_request_error", Code: str("unsupported_media_type"),
+			Message: fmt.Sprintf("Content-Type %q is not supported; send multipart/form-data or application/json", mt)}
+		return
+	}
+}
+
+func multipartError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return tooLarge("", "request body is larger than the server's limit of %d bytes", mbe.Limit)
+	}
+	return badRequest("", "invalid_multipart", "malformed multipart body: %v", err)
+}
+
+var _ = json.Marshal
