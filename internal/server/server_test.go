@@ -90,9 +90,9 @@ func (e endless) Prepare(v *engine.Voice, p engine.Prefix, text string, params e
 
 type serverOpts struct {
 	ignoreEOS bool
-	engine  engine.Config
-	cfg     Config
-	dataDir string
+	engine    engine.Config
+	cfg       Config
+	dataDir   string
 	// listener wraps the test listener (e.g. small socket buffers).
 	listener func(net.Listener) net.Listener
 }
