@@ -163,6 +163,7 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 	// The reference clip is decoded and checked before the model loads.
 	var ref *audio.Reference
 	var saved *engine.Voice
+	var savedModel string
 	if o.refAudio != "" {
 		data, err := os.ReadFile(o.refAudio)
 		if err != nil {
@@ -173,7 +174,7 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 			return fmt.Errorf("--ref-audio %s: %w", o.refAudio, err)
 		}
 	} else {
-		saved, err = loadSavedVoice(o.dataDir, o.voice)
+		saved, savedModel, err = loadSavedVoice(o.dataDir, o.voice)
 		if err != nil {
 			return err
 		}
@@ -188,6 +189,9 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 	}
 	defer fam.Close()
 	info := fam.Info()
+	if saved != nil && savedModel != voiceModel(info) {
+		return fmt.Errorf("--voice %q was saved for %q, but this model is %q; save it again with 'nanovox voices add --replace'", o.voice, savedModel, voiceModel(info))
+	}
 
 	start := time.Now()
 	voice := saved

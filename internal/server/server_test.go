@@ -329,3 +329,7 @@ func TestSeededRepeatabilityUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+func engineCfg(streams, queue int) engine.Config {
+	return engine.Config{MaxStreams: streams, Queue: queue}
+}
