@@ -2,10 +2,10 @@ package server
 
 import (
 	"bytes"
-	"io"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"strings"
@@ -191,12 +191,18 @@ func TestVoicesBadInput(t *testing.T) {
 		{"missing name", func() ([]byte, string) { return mp(map[string]string{}, refWAV) }, 400, "name"},
 		{"missing file", func() ([]byte, string) { return mp(map[string]string{"name": "x1"}, nil) }, 400, "file"},
 		{"empty file", func() ([]byte, string) { return mp(map[string]string{"name": "x1"}, []byte{}) }, 400, "file"},
-		{"not audio", func() ([]byte, string) { return mp(map[string]string{"name": "x1"}, []byte("plain text, not a sound file")) }, 400, "file"},
+		{"not audio", func() ([]byte, string) {
+			return mp(map[string]string{"name": "x1"}, []byte("plain text, not a sound file"))
+		}, 400, "file"},
 		{"too short", func() ([]byte, string) {
 			return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(16000, 1, 0.2, nil)))
 		}, 400, "file"},
-		{"too long", func() ([]byte, string) { return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(4000, 1, 31, nil))) }, 400, "file"},
-		{"three channels", func() ([]byte, string) { return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(8000, 3, 1, nil))) }, 400, "file"},
+		{"too long", func() ([]byte, string) {
+			return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(4000, 1, 31, nil)))
+		}, 400, "file"},
+		{"three channels", func() ([]byte, string) {
+			return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(8000, 3, 1, nil)))
+		}, 400, "file"},
 		{"unknown field", func() ([]byte, string) { return mp(map[string]string{"name": "x1", "speaker": "a"}, refWAV) }, 400, "speaker"},
 		{"bad replace", func() ([]byte, string) { return mp(map[string]string{"name": "x1", "replace": "maybe"}, refWAV) }, 400, "replace"},
 		{"huge upload", func() ([]byte, string) { return mp(map[string]string{"name": "x1"}, make([]byte, 300<<10)) }, 413, "file"},
