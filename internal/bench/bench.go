@@ -1,0 +1,290 @@
+// Package bench measures end-to-end speech generation through the engine:
+// time to first audio, real-time factor, chunk arrival jitter and underruns,
+// aggregate throughput and peak memory, for buffered and streamed requests,
+// one stream and many, with a saved (prefix-cached) voice or an inline clip.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nanovox/nanovox/internal/engine"
+)
+
+// Config describes a benchmark run.
+type Config struct {
+	Text string
+	// RefPCM is the reference clip (interleaved at the family's rate).
+	RefPCM []float32
+	// Frames per request (the model's stop decision is ignored so every run
+	// generates exactly this many frames per text chunk).
+	Frames  int
+	Streams []int
+	Runs    int
+	// Voices lists "saved" (prefix cached, warmed before measuring) and/or
+	// "inline" (the clip is encoded and its prompt prefilled on every request).
+	Voices []string
+	// Modes lists "buffered" and/or "streamed".
+	Modes []string
+	// FirstChunkFrames and ChunkFrames are the streamed chunk sizes.
+	FirstChunkFrames, ChunkFrames int
+	Seed                          uint64
+	// Progress, if set, receives a line per finished configuration.
+	Progress io.Writer
+}
+
+// Percentiles is a p50/p95 pair.
+type Percentiles struct {
+	P50 float64 `json:"p50"`
+	P95 float64 `json:"p95"`
+}
+
+// Result is one (mode, streams, voice) configuration.
+type Result struct {
+	Mode        string      `json:"mode"`
+	Streams     int         `json:"streams"`
+	Voice       string      `json:"voice"`
+	TTFAms      Percentiles `json:"ttfa_ms"`
+	RTF         Percentiles `json:"rtf"`
+	JitterMs    Percentiles `json:"jitter_ms"`
+	MaxGapMs    float64     `json:"max_gap_ms"`
+	Underruns   int         `json:"underruns"`
+	FramesPerS  float64     `json:"frames_per_s"`
+	PeakRSSMB   float64     `json:"peak_rss_mb"`
+	Requests    int         `json:"requests"`
+	AudioPerReq float64     `json:"audio_s_per_request"`
+}
+
+// one request's measurements
+type sample struct {
+	ttfa    time.Duration
+	wall    time.Duration
+	audio   float64
+	frames  int
+	gaps    []float64 // arrival gap minus the previous chunk's audio, ms
+	maxGap  float64
+	underrn int
+}
+
+// Run measures every configuration with a fresh engine per configuration.
+func Run(ctx context.Context, fam engine.Family, cfg Config) ([]Result, error) {
+	if cfg.Runs <= 0 {
+		cfg.Runs = 1
+	}
+	if cfg.FirstChunkFrames <= 0 {
+		cfg.FirstChunkFrames = 1
+	}
+	if cfg.ChunkFrames <= 0 {
+		cfg.ChunkFrames = 7
+	}
+	var out []Result
+	for _, voice := range cfg.Voices {
+		for _, mode := range cfg.Modes {
+			for _, streams := range cfg.Streams {
+				r, err := runConfig(ctx, fam, cfg, mode, voice, streams)
+				if err != nil {
+					return out, err
+				}
+				out = append(out, r)
+				if cfg.Progress != nil {
+					fmt.Fprintf(cfg.Progress, "  %-8s %2d stream(s) %-6s  TTFA p50 %6.0f ms  RTF p50 %.3f  %.1f frames/s\n",
+						mode, streams, voice, r.TTFAms.P50, r.RTF.P50, r.FramesPerS)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice string, streams int) (Result, error) {
+	info := fam.Info()
+	e := engine.New(fam, engine.Config{MaxStreams: streams, Queue: streams, PrefixCacheBytes: 1 << 30})
+	defer e.Close(context.Background())
+	var saved *engine.Voice
+	p := fam.DefaultParams()
+	p.MaxFrames = cfg.Frames
+	p.IgnoreEOS = true
+	req := func(i int) engine.Request {
+		r := engine.Request{Text: cfg.Text, Params: p}
+		r.Params.Seed = cfg.Seed + uint64(i)
+		if saved != nil {
+			r.Voice = saved
+		} else {
+			r.RefPCM = cfg.RefPCM
+		}
+		if mode == "streamed" {
+			r.FirstChunkFrames, r.ChunkFrames = cfg.FirstChunkFrames, cfg.ChunkFrames
+		} else {
+			r.FirstChunkFrames, r.ChunkFrames = 1<<20, 1<<20
+		}
+		return r
+	}
+	if voice == "saved" {
+		v, err := e.Encode(ctx, cfg.RefPCM)
+		if err != nil {
+			return Result{}, err
+		}
+		v.Key = "bench-voice"
+		saved = v
+		// Warm the prefix cache (and everything else) with one request.
+		w := req(0)
+		w.Params.MaxFrames = 1
+		if _, err := drain(ctx, e, w, info); err != nil {
+			return Result{}, err
+		}
+	}
+	resetPeakRSS()
+	var all []sample
+	var totalFrames int
+	var totalWall time.Duration
+	for run := range cfg.Runs {
+		var wg sync.WaitGroup
+		res := make([]sample, streams)
+		errs := make([]error, streams)
+		start := time.Now()
+		for i := range streams {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				res[i], errs[i] = drain(ctx, e, req(run*streams+i), info)
+			}()
+		}
+		wg.Wait()
+		totalWall += time.Since(start)
+		for i := range streams {
+			if errs[i] != nil {
+				return Result{}, errs[i]
+			}
+			totalFrames += res[i].frames
+		}
+		all = append(all, res...)
+	}
+	r := Result{Mode: mode, Streams: streams, Voice: voice, Requests: len(all), PeakRSSMB: peakRSSMB()}
+	var ttfa, rtf, gaps []float64
+	for _, s := range all {
+		ttfa = append(ttfa, float64(s.ttfa.Microseconds())/1000)
+		rtf = append(rtf, s.wall.Seconds()/s.audio)
+		gaps = append(gaps, s.gaps...)
+		r.MaxGapMs = math.Max(r.MaxGapMs, s.maxGap)
+		r.Underruns += s.underrn
+		r.AudioPerReq = s.audio
+	}
+	r.TTFAms = pct(ttfa)
+	r.RTF = pct(rtf)
+	r.JitterMs = pct(gaps)
+	r.FramesPerS = float64(totalFrames) / totalWall.Seconds()
+	return r, nil
+}
+
+// drain runs one request and measures it. Playback is simulated from the
+// first chunk's arrival: a chunk that arrives after the audio before it has
+// finished playing is an underrun.
+func drain(ctx context.Context, e *engine.Engine, req engine.Request, info engine.Info) (sample, error) {
+	var s sample
+	start := time.Now()
+	st, err := e.Submit(ctx, req)
+	if err != nil {
+		return s, err
+	}
+	defer st.Close()
+	var last time.Time
+	var prevAudio float64 // seconds of the previous chunk
+	var playEnd time.Time
+	for {
+		c, err := st.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return s, err
+		}
+		now := time.Now()
+		sec := float64(len(c.Samples)/info.Channels) / float64(info.SampleRate)
+		if last.IsZero() {
+			s.ttfa = now.Sub(start)
+			playEnd = now
+		} else {
+			gap := now.Sub(last).Seconds()*1000 - prevAudio*1000
+			s.gaps = append(s.gaps, gap)
+			s.maxGap = math.Max(s.maxGap, now.Sub(last).Seconds()*1000)
+			if now.After(playEnd) {
+				s.underrn++
+				playEnd = now
+			}
+		}
+		playEnd = playEnd.Add(time.Duration(sec * float64(time.Second)))
+		last, prevAudio = now, sec
+		s.audio += sec
+		s.frames += c.Frames
+	}
+	s.wall = time.Since(start)
+	return s, nil
+}
+
+func pct(v []float64) Percentiles {
+	if len(v) == 0 {
+		return Percentiles{}
+	}
+	sort.Float64s(v)
+	at := func(q float64) float64 {
+		i := int(math.Ceil(q*float64(len(v)))) - 1
+		return v[max(0, min(i, len(v)-1))]
+	}
+	return Percentiles{P50: at(0.5), P95: at(0.95)}
+}
+
+// resetPeakRSS resets the kernel's peak-RSS counter (Linux; ignored elsewhere).
+func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// peakRSSMB returns the process's peak resident set (VmHWM) in MiB, or NaN.
+func peakRSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return math.NaN()
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseFloat(f[0], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return math.NaN()
+}
+
+// RSSMB returns the current resident set in MiB (VmRSS), or NaN.
+func RSSMB() float64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return math.NaN()
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				kb, _ := strconv.ParseFloat(f[0], 64)
+				return kb / 1024
+			}
+		}
+	}
+	return math.NaN()
+}
+
+// WriteTable prints results as a human-readable table.
+func WriteTable(w io.Writer, rs []Result) {
+	fmt.Fprintf(w, "%-9s %7s %-6s %18s %15s %18s %9s %9s %10s\n", "mode", "streams", "voice", "TTFA ms p50/p95", "RTF p50/p95", "jitter ms p50/p95", "underruns", "frames/s", "peak RSS")
+	for _, r := range rs {
+		fmt.Fprintf(w, "%-9s %7d %-6s %8.0f /%8.0f %7.3f /%6.3f %8.1f /%8.1f %9d %9.1f %7.0f MiB\n",
+			r.Mode, r.Streams, r.Voice, r.TTFAms.P50, r.TTFAms.P95, r.RTF.P50, r.RTF.P95, r.JitterMs.P50, r.JitterMs.P95, r.Underruns, r.FramesPerS, r.PeakRSSMB)
+	}
+}

@@ -1,0 +1,64 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/family/mossnano"
+)
+
+func TestRun(t *testing.T) {
+	f, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{KeepBF16: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile("../../testdata/tiny-a/ref.wav")
+	ref, err := audio.PrepareReference(b, audio.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := Run(context.Background(), f, Config{
+		Text: "Hello world.", RefPCM: ref.Interleaved(), Frames: 9, Streams: []int{1, 3}, Runs: 2,
+		Voices: []string{"saved", "inline"}, Modes: []string{"buffered", "streamed"}, FirstChunkFrames: 1, ChunkFrames: 3,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 8 {
+		t.Fatalf("%d results, want 2 voices × 2 modes × 2 stream counts", len(rs))
+	}
+	for _, r := range rs {
+		if r.Requests != 2*r.Streams || r.AudioPerReq != 9*0.08 || r.FramesPerS <= 0 || r.RTF.P50 <= 0 || r.TTFAms.P50 <= 0 || r.TTFAms.P95 < r.TTFAms.P50 {
+			t.Errorf("implausible result %+v", r)
+		}
+		if r.Mode == "buffered" && r.JitterMs != (Percentiles{}) {
+			t.Errorf("buffered results have one chunk, so no gaps: %+v", r)
+		}
+	}
+	j, _ := json.Marshal(rs[0])
+	for _, key := range []string{`"mode"`, `"streams"`, `"voice"`, `"ttfa_ms":{"p50"`, `"rtf":{"p50"`, `"jitter_ms":{"p50"`, `"underruns"`, `"frames_per_s"`, `"peak_rss_mb"`} {
+		if !bytes.Contains(j, []byte(key)) {
+			t.Errorf("JSON lacks %s: %s", key, j)
+		}
+	}
+	var buf bytes.Buffer
+	WriteTable(&buf, rs)
+	if strings.Count(buf.String(), "\n") != 9 {
+		t.Errorf("table:\n%s", buf.String())
+	}
+}
+
+func TestPercentiles(t *testing.T) {
+	p := pct([]float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})
+	if p.P50 != 10 || p.P95 != 19 {
+		t.Fatalf("pct = %+v", p)
+	}
+	if pct(nil) != (Percentiles{}) {
+		t.Fatal("empty")
+	}
+}
