@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ func TestRun(t *testing.T) {
 		t.Fatalf("%d results, want 2 voices × 2 modes × 2 stream counts", len(rs))
 	}
 	for _, r := range rs {
-		if r.Requests != 2*r.Streams || r.AudioPerReq != 9*0.08 || r.FramesPerS <= 0 || r.RTF.P50 <= 0 || r.TTFAms.P50 <= 0 || r.TTFAms.P95 < r.TTFAms.P50 {
+		if r.Requests != 2*r.Streams || math.Abs(r.AudioPerReq-9*0.08) > 1e-9 || r.FramesPerS <= 0 || r.RTF.P50 <= 0 || r.TTFAms.P50 <= 0 || r.TTFAms.P95 < r.TTFAms.P50 {
 			t.Errorf("implausible result %+v", r)
 		}
 		if r.Mode == "buffered" && r.JitterMs != (Percentiles{}) {
