@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"os"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -28,6 +30,20 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&m.codec, "codec", "", "codec directory or repo id (default: audio_tokenizer/ in the model dir, or the model config's audio_tokenizer_pretrained_name_or_path)")
 	f.BoolVar(&m.f32, "f32-weights", false, "widen bfloat16 weights to float32 at load (more memory; same results)")
 }
+
+// openLogged is open reporting through a structured logger (serve).
+func (m *modelFlags) openLogged(ctx context.Context, log *slog.Logger) (engine.Family, error) {
+	start := time.Now()
+	fam, p, err := family.Open(ctx, m.model, m.codec, family.Options{KeepBF16: !m.f32, Resolve: hubResolver(os.Stderr)})
+	if err != nil {
+		return nil, err
+	}
+	info := fam.Info()
+	log.Info("model loaded", "type", info.ModelType, "lm", p.LM, "codec", p.Codec, "weights_mib", info.WeightBytes>>20, "seconds", round2(time.Since(start).Seconds()))
+	return fam, nil
+}
+
+func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
 
 // open resolves and loads the model, reporting the time it took to log.
 func (m *modelFlags) open(ctx context.Context, log io.Writer) (engine.Family, error) {

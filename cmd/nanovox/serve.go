@@ -29,7 +29,7 @@ type serveOptions struct {
 	addr, apiKey, logFormat, dataDir, modelID string
 	maxInputChars, maxStreams, queue          int
 	maxBodyBytes                              int64
-	idleWrite, shutdown                       time.Duration
+	idleWrite, shutdown, drainGrace           time.Duration
 	prefixCacheMB, maxVoices, maxFrames       int
 }
 
@@ -66,6 +66,7 @@ See docs/configuration.md.`,
 	f.IntVar(&o.queue, "queue", -1, "requests that may wait for a slot before the server answers 503 (default 2 × max-streams)")
 	f.DurationVar(&o.idleWrite, "idle-write-timeout", 30*time.Second, "cut off a streaming client that stops reading for this long")
 	f.DurationVar(&o.shutdown, "shutdown-timeout", 60*time.Second, "how long to let in-flight requests finish on SIGINT/SIGTERM")
+	f.DurationVar(&o.drainGrace, "drain-grace", 0, "on SIGINT/SIGTERM, keep accepting connections this long while /readyz and new requests answer 503 (lets a load balancer notice)")
 	f.IntVar(&o.prefixCacheMB, "prefix-cache-mb", 512, "memory budget of the voice prompt-prefix cache, MiB (0 disables)")
 	f.IntVar(&o.maxVoices, "max-voices", voice.DefaultMaxVoices, "most saved voices")
 	f.IntVar(&o.maxFrames, "max-frames-limit", 375, "upper bound for a request's max_new_frames (frames per text chunk)")
@@ -81,7 +82,7 @@ func applyEnv(fs *pflag.FlagSet) error {
 			return
 		}
 		name := "NANOVOX_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
-		if v, ok := os.LookupEnv(name); ok {
+		if v, ok := os.LookupEnv(name); ok && v != "" { // empty = unset, as for NANOVOX_DATA_DIR elsewhere
 			if e := fs.Set(f.Name, v); e != nil {
 				err = usagef("%s=%q: %v", name, v, e)
 			}
@@ -114,6 +115,12 @@ func (o *serveOptions) validate() error {
 		return usagef("--prefix-cache-mb must not be negative")
 	case o.maxFrames < 1:
 		return usagef("--max-frames-limit must be positive")
+	case o.maxVoices < 1:
+		return usagef("--max-voices must be at least 1, is %d", o.maxVoices)
+	case o.shutdown <= 0:
+		return usagef("--shutdown-timeout must be positive")
+	case o.drainGrace < 0:
+		return usagef("--drain-grace must not be negative")
 	}
 	if o.queue < 0 {
 		o.queue = 2 * o.maxStreams
@@ -135,7 +142,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	defer ln.Close()
-	fam, err := o.open(ctx, cmd.ErrOrStderr())
+	fam, err := o.openLogged(ctx, log)
 	if err != nil {
 		return err
 	}
@@ -149,13 +156,10 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	vm := voiceModel(info)
 	var voices server.Voices
 	if o.dataDir != "" {
-		st, warns, err := voice.Open(o.dataDir, voice.Options{Model: vm, MaxVoices: o.maxVoices, Logger: log})
+		st, _, err := voice.Open(o.dataDir, voice.Options{Model: vm, MaxVoices: o.maxVoices, Logger: log}) // the store logs skipped files
 		if err != nil {
 			eng.Close(ctx)
 			return fmt.Errorf("voices: %w", err)
-		}
-		for _, w := range warns {
-			log.Warn("voice store", "warning", w.String())
 		}
 		voices = st
 		log.Info("voices loaded", "dir", o.dataDir, "count", len(st.List()))
@@ -169,6 +173,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		Limits:           server.Limits{MaxInputChars: o.maxInputChars, MaxBodyBytes: o.maxBodyBytes, MaxNewFrames: o.maxFrames},
 		IdleWriteTimeout: o.idleWrite, Logger: log, Voices: voices, VoiceModel: vm,
 	}, metrics)
+	metrics.ObservePrefixCache(eng.PrefixCacheStats)
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)
@@ -186,6 +191,10 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	// release the model.
 	log.Info("shutting down", "timeout", o.shutdown.String())
 	srv.SetDraining()
+	if o.drainGrace > 0 {
+		log.Info("draining: answering 503 to new requests", "grace", o.drainGrace.String())
+		time.Sleep(o.drainGrace)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), o.shutdown)
 	defer cancel()
 	herr := hs.Shutdown(sctx)
@@ -193,14 +202,13 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		log.Warn("in-flight requests did not finish in time; cancelling them", "err", herr)
 		hs.Close()
 	}
-	eerr := eng.Close(sctx)
+	if err := eng.Close(sctx); err != nil {
+		log.Warn("streams cancelled at the shutdown deadline", "err", err)
+	}
 	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	log.Info("stopped")
-	if herr != nil || eerr != nil {
-		return nil // the shutdown itself succeeded; requests were cut
-	}
 	return nil
 }
 

@@ -2,11 +2,13 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"syscall"
@@ -165,5 +167,66 @@ func TestShutdownDrains(t *testing.T) {
 	}
 	if err := ts.eng.Close(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// failing makes every stepper fail after n steps: a fault in the middle of
+// generation.
+type failing struct {
+	engine.Family
+	n int
+}
+
+func (f failing) NewStepper() engine.Stepper { return &failStepper{Stepper: f.Family.NewStepper(), left: f.n} }
+
+type failStepper struct {
+	engine.Stepper
+	left int
+}
+
+func (s *failStepper) Step(jobs []engine.Job) ([]engine.Output, error) {
+	if s.left <= 0 {
+		return nil, fmt.Errorf("injected fault")
+	}
+	s.left--
+	return s.Stepper.Step(jobs)
+}
+
+// TestMidStreamFault: a failure after audio was sent aborts a raw stream
+// (the client sees an incomplete transfer, not a clean end), sends an error
+// event on SSE, and the server keeps serving.
+func TestMidStreamFault(t *testing.T) {
+	f := loadFamily(t)
+	// post sends one request to a fresh server whose model fails after n steps.
+	post := func(n int, b []byte) *http.Response {
+		eng := engine.New(failing{endless{f}, n}, engine.Config{MaxStreams: 2})
+		hs := httptest.NewServer(New(eng, Config{ModelID: "x"}, nil).Handler())
+		t.Cleanup(func() { hs.Close(); eng.Close(context.Background()) })
+		r, err := hs.Client().Post(hs.URL+"/v1/audio/speech", "application/json", bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	r := post(5, body(map[string]any{"stream": true, "max_new_frames": 50}))
+	n, err := io.Copy(io.Discard, r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 || err == nil || n == 0 {
+		t.Fatalf("raw stream with a fault: status %d, %d bytes, read error %v; want audio then an aborted transfer", r.StatusCode, n, err)
+	}
+	r = post(5, body(map[string]any{"stream_format": "sse", "max_new_frames": 50}))
+	b, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if !bytes.Contains(b, []byte(`"type":"speech.audio.delta"`)) || !bytes.Contains(b, []byte(`"type":"error"`)) || bytes.Contains(b, []byte("speech.audio.done")) {
+		t.Fatalf("sse with a fault: %s", b)
+	}
+	// A fault before any audio is an error status, for streams too.
+	for _, fields := range []map[string]any{{"max_new_frames": 50}, {"stream": true}} {
+		r = post(0, body(fields))
+		b, _ = io.ReadAll(r.Body)
+		r.Body.Close()
+		if r.StatusCode != 500 || decodeErr(t, b).Error.Type != "server_error" {
+			t.Fatalf("%v with a fault at once: %d %s", fields, r.StatusCode, b)
+		}
 	}
 }

@@ -64,6 +64,20 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// ObservePrefixCache exports the engine's prefix-cache statistics.
+func (m *Metrics) ObservePrefixCache(stats func() (entries int, bytes int64, hits, misses uint64)) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "nanovox_prefix_cache_entries", Help: "Voice prompt prefixes cached."},
+			func() float64 { e, _, _, _ := stats(); return float64(e) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "nanovox_prefix_cache_bytes", Help: "Memory held by cached voice prefixes."},
+			func() float64 { _, b, _, _ := stats(); return float64(b) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "nanovox_prefix_cache_hits_total", Help: "Requests whose voice prefix was cached."},
+			func() float64 { _, _, h, _ := stats(); return float64(h) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "nanovox_prefix_cache_misses_total", Help: "Requests that computed their voice prefix."},
+			func() float64 { _, _, _, mi := stats(); return float64(mi) }),
+	)
+}
+
 // Handler serves /metrics.
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})

@@ -47,6 +47,8 @@ type voiceField struct {
 type inlineVoice struct {
 	RefAudio *string `json:"ref_audio"`
 	RefText  *string `json:"ref_text"`
+	// ID names a saved voice, OpenAI's custom-voice form {"id": "name"}.
+	ID *string `json:"id"`
 }
 
 func (v *voiceField) UnmarshalJSON(b []byte) error {
@@ -59,8 +61,15 @@ func (v *voiceField) UnmarshalJSON(b []byte) error {
 		if err := strictDecode(bytes.NewReader(b), &iv); err != nil {
 			return prefixParam(err, "voice")
 		}
+		if iv.ID != nil {
+			if iv.RefAudio != nil || iv.RefText != nil {
+				return badRequest("voice.id", "invalid_value", "voice.id names a saved voice; it cannot be combined with ref_audio or ref_text")
+			}
+			v.Name = *iv.ID
+			return nil
+		}
 		if iv.RefAudio == nil {
-			return badRequest("voice.ref_audio", "missing_ref_audio", "voice.ref_audio is required when voice is an object (base64 audio of the reference clip)")
+			return badRequest("voice.ref_audio", "missing_ref_audio", "voice.ref_audio is required when voice is an object (base64 audio of the reference clip), or voice.id for a saved voice")
 		}
 		v.Inline = true
 		v.RefAudio = *iv.RefAudio
@@ -205,9 +214,6 @@ func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*valida
 	if in == "" {
 		return nil, badRequest("input", "empty_input", "input is empty")
 	}
-	if !utf8.ValidString(in) {
-		return nil, badRequest("input", "invalid_input", "input is not valid UTF-8")
-	}
 	if n := utf8.RuneCountInString(in); n > lim.MaxInputChars {
 		return nil, badRequest("input", "input_too_long", "input has %d characters; the limit is %d", n, lim.MaxInputChars)
 	}
@@ -239,7 +245,7 @@ func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*valida
 		}
 	}
 	if r.StreamFormat != nil {
-		switch *r.StreamFormat {
+		switch strings.ToLower(*r.StreamFormat) {
 		case "audio":
 		case "sse":
 			v.sse = true

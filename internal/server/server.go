@@ -50,8 +50,10 @@ type Server struct {
 	metrics  *Metrics
 	mux      *http.ServeMux
 	draining atomic.Bool
-	// lastReload throttles voice-store reloads (unix nanoseconds).
-	lastReload atomic.Int64
+	// lastReload throttles voice-store reloads (unix nanoseconds);
+	// voiceDirMtime is the voice directory's mtime at the last reload.
+	lastReload    atomic.Int64
+	voiceDirMtime atomic.Int64
 }
 
 // DefaultAliases are model names OpenAI clients commonly send.
@@ -246,7 +248,13 @@ func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 		writeError(w, notFound("model", "model_not_found", "model %q is not served here", id))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"id": id, "object": "model", "created": 0, "owned_by": "nanovox"})
+	for _, m := range s.modelList() {
+		if strings.EqualFold(m["id"].(string), id) {
+			writeJSON(w, http.StatusOK, m)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, s.modelList()[0])
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {

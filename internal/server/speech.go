@@ -60,7 +60,11 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.Close()
-	log := s.log.With("chars", len([]rune(v.input)), "stream", v.stream, "sse", v.sse, "format", v.format, "seed", ereq.Params.Seed)
+	format := v.format
+	if v.sse {
+		format = "sse"
+	}
+	log := s.log.With("chars", len([]rune(v.input)), "stream", v.stream, "format", format, "seed", ereq.Params.Seed)
 	if v.voiceName != "" {
 		log = log.With("voice", v.voiceName)
 	} else {
@@ -71,11 +75,13 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	h.Set("X-Audio-Channels", "1")
 	h.Set("X-Audio-Sample-Format", "s16le")
 	h.Set("X-Seed", strconv.FormatUint(ereq.Params.Seed, 10))
+	started := false
 	if v.stream {
-		err = s.writeStream(w, r, st, v)
+		started, err = s.writeStream(w, r, st, v)
 	} else {
 		err = s.writeBuffered(w, r, st, v)
 	}
+	st.Close()
 	stats := st.Stats()
 	switch {
 	case err == nil:
@@ -84,6 +90,12 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		log.Info("speech cancelled", "reason", err.Error(), "frames", stats.Frames)
 	default:
 		log.Error("speech failed", "err", err, "frames", stats.Frames)
+		if started && !v.sse {
+			// A raw or WAV stream has no way to say "failed" once the
+			// status is sent: abort the connection so the client sees an
+			// incomplete transfer instead of a clean end.
+			panic(http.ErrAbortHandler)
+		}
 	}
 }
 
@@ -213,12 +225,11 @@ var errClientStalled = errors.New("client stopped reading (idle write timeout)")
 // writeStream sends chunks as they come: raw PCM (optionally behind a WAV
 // header with unknown sizes) or SSE events. Headers wait for the first chunk
 // so a failure before any audio still gets an error status.
-func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.Stream, v *validated) error {
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.Stream, v *validated) (started bool, err error) {
 	ctx := r.Context()
 	rc := http.NewResponseController(w)
 	info := s.eng.Family().Info()
 	var buf []byte
-	started := false
 	write := func(b []byte) error {
 		rc.SetWriteDeadline(time.Now().Add(s.cfg.IdleWriteTimeout))
 		if _, err := w.Write(b); err != nil {
@@ -262,11 +273,11 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.
 			} else if v.sse && started && !clientGone(err) {
 				write(sseEvent(map[string]any{"type": "error", "error": map[string]string{"message": "generation failed", "type": "server_error"}}))
 			}
-			return err
+			return started, err
 		}
 		if !started {
 			if err := begin(); err != nil {
-				return err
+				return started, err
 			}
 		}
 		buf = pcm16(buf[:0], c, info.Channels)
@@ -276,22 +287,22 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.
 			err = write(buf)
 		}
 		if err != nil {
-			return err
+			return started, err
 		}
 	}
 	if !started {
 		if err := begin(); err != nil {
-			return err
+			return started, err
 		}
 	}
 	if v.sse {
 		stats := st.Stats()
 		in := st.InputTokens()
-		return write(sseEvent(map[string]any{"type": "speech.audio.done", "usage": map[string]int{
+		return started, write(sseEvent(map[string]any{"type": "speech.audio.done", "usage": map[string]int{
 			"input_tokens": in, "output_tokens": stats.Frames, "total_tokens": in + stats.Frames,
 		}}))
 	}
-	return nil
+	return started, nil
 }
 
 func sseEvent(v any) []byte {

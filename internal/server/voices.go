@@ -1,12 +1,12 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -61,7 +61,7 @@ func voiceError(err error) error {
 	case errors.Is(err, voice.ErrNotFound):
 		return notFound("voice", "voice_not_found", "%v", err)
 	case errors.Is(err, voice.ErrExists):
-		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Param: str("name"), Code: str("voice_exists"), Message: err.Error() + " (send replace=true to overwrite it)"}
+		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Param: str("name"), Code: str("voice_exists"), Message: err.Error() + "; send replace=true to overwrite it"}
 	case errors.Is(err, voice.ErrLimit):
 		return &apiError{Status: http.StatusInsufficientStorage, Type: "invalid_request_error", Code: str("voice_limit"), Message: err.Error()}
 	case errors.As(err, &ie):
@@ -79,44 +79,55 @@ func (s *Server) savedVoice(name string) (*engine.Voice, error) {
 	if s.cfg.Voices == nil {
 		return nil, notFound("voice", "voice_not_found", "voice %q: saved voices are not enabled on this server; send {\"ref_audio\": \"<base64 audio>\"} instead", name)
 	}
+	notSaved := notFound("voice", "voice_not_found", "voice %q is not a saved voice; MOSS-TTS-Nano has no preset voices: save one with POST /v1/audio/voices or send {\"ref_audio\": \"<base64 audio>\"}", name)
+	if voice.ValidName(name) != nil {
+		return nil, notSaved // no saved voice can have this name
+	}
+	s.reloadVoices()
 	v, err := s.cfg.Voices.Get(name)
-	if errors.Is(err, voice.ErrNotFound) && s.reloadVoices() {
-		v, err = s.cfg.Voices.Get(name) // saved by another process (nanovox voices add)
-	}
-	if errors.Is(err, voice.ErrNotFound) {
-		return nil, notFound("voice", "voice_not_found", "voice %q is not a saved voice; MOSS-TTS-Nano has no preset voices: save one with POST /v1/audio/voices or send {\"ref_audio\": \"<base64 audio>\"}", name)
-	}
-	if err != nil {
+	var ie *voice.InvalidError
+	switch {
+	case errors.Is(err, voice.ErrNotFound):
+		return nil, notSaved
+	case errors.As(err, &ie) && ie.Field == "model":
+		return nil, badRequest("voice", "voice_model_mismatch", "%s", ie.Msg)
+	case err != nil:
 		return nil, voiceError(err)
-	}
-	if s.cfg.VoiceModel != "" && v.Model != s.cfg.VoiceModel {
+	case s.cfg.VoiceModel != "" && v.Model != s.cfg.VoiceModel:
 		return nil, badRequest("voice", "voice_model_mismatch", "voice %q was saved for %q, but this server runs %q; save it again", name, v.Model, s.cfg.VoiceModel)
 	}
 	return &engine.Voice{Codes: v.Codes, Key: "voice:" + v.Key}, nil
 }
 
-// reloadVoices re-reads the voice directory, at most once a second, so
-// voices another process saved become visible. It reports whether it did.
-func (s *Server) reloadVoices() bool {
+// reloadVoices re-reads the voice directory when it changed since the last
+// read (another process — nanovox voices add/rm — saved or deleted a voice).
+// A stat per call; the re-read only on change, at most once a second.
+func (s *Server) reloadVoices() {
 	r, ok := s.cfg.Voices.(interface {
 		Reload() ([]voice.Warning, error)
+		Dir() string
 	})
 	if !ok {
-		return false
+		return
+	}
+	fi, err := os.Stat(r.Dir())
+	if err != nil {
+		return
+	}
+	mtime := fi.ModTime().UnixNano()
+	if mtime == s.voiceDirMtime.Load() {
+		return
 	}
 	now := time.Now().UnixNano()
 	last := s.lastReload.Load()
 	if now-last < int64(time.Second) || !s.lastReload.CompareAndSwap(last, now) {
-		return false
+		return
 	}
-	warns, err := r.Reload()
-	for _, w := range warns {
-		s.log.Warn("voice store", "warning", w.String())
-	}
-	if err != nil {
+	if _, err := r.Reload(); err != nil { // warnings are logged by the store
 		s.log.Error("reload voices", "err", err)
+		return
 	}
-	return err == nil
+	s.voiceDirMtime.Store(mtime)
 }
 
 func (s *Server) handleVoiceList(w http.ResponseWriter, r *http.Request) {
@@ -135,6 +146,7 @@ func (s *Server) handleVoiceGet(w http.ResponseWriter, r *http.Request) {
 	if s.noVoices(w) {
 		return
 	}
+	s.reloadVoices()
 	v, err := s.cfg.Voices.Get(r.PathValue("name"))
 	if err != nil {
 		writeError(w, voiceError(err))
@@ -172,7 +184,7 @@ func (s *Server) handleVoiceAdd(w http.ResponseWriter, r *http.Request) {
 		writeError(w, busy("the server is shutting down"))
 		return
 	}
-	name, clip, refText, replace, err := s.parseVoiceUpload(w, r)
+	name, clip, refText, replace, clipParam, err := s.parseVoiceUpload(w, r)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -183,14 +195,15 @@ func (s *Server) handleVoiceAdd(w http.ResponseWriter, r *http.Request) {
 	}
 	if !replace {
 		if _, err := s.cfg.Voices.Get(name); err == nil {
-			writeError(w, voiceError(fmt.Errorf("voice %q already exists: %w", name, voice.ErrExists)))
+			writeError(w, &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Param: str("name"), Code: str("voice_exists"),
+				Message: fmt.Sprintf("voice %q already exists; send replace=true to overwrite it", name)})
 			return
 		}
 	}
 	fam := s.eng.Family()
 	ref, err := audio.PrepareReference(clip, audio.Options{MaxInputBytes: s.cfg.MaxRefAudioBytes, TargetRate: fam.Info().SampleRate})
 	if err != nil {
-		writeError(w, audioError("file", err))
+		writeError(w, audioError(clipParam, err))
 		return
 	}
 	ev, err := s.eng.Encode(r.Context(), ref.Interleaved())
@@ -223,11 +236,13 @@ func (s *Server) handleVoiceAdd(w http.ResponseWriter, r *http.Request) {
 
 // parseVoiceUpload reads multipart (name, file, ref_text, replace) or JSON
 // ({name, ref_audio: base64, ref_text, replace}).
-func (s *Server) parseVoiceUpload(w http.ResponseWriter, r *http.Request) (name string, clip []byte, refText string, replace bool, err error) {
+func (s *Server) parseVoiceUpload(w http.ResponseWriter, r *http.Request) (name string, clip []byte, refText string, replace bool, clipParam string, err error) {
 	body := http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxBodyBytes)
+	r.Body = body // the multipart reader below reads through the limit
 	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch mt {
-	case "application/json", "":
+	case "application/json", "", "application/x-www-form-urlencoded", "text/plain":
+		clipParam = "ref_audio"
 		var u voiceUpload
 		if err = strictDecode(body, &u); err != nil {
 			return
@@ -256,6 +271,7 @@ func (s *Server) parseVoiceUpload(w http.ResponseWriter, r *http.Request) (name 
 		}
 		return
 	case "multipart/form-data":
+		clipParam = "file"
 		if params["boundary"] == "" {
 			err = badRequest("", "invalid_multipart", "multipart body without a boundary")
 			return
@@ -265,7 +281,6 @@ func (s *Server) parseVoiceUpload(w http.ResponseWriter, r *http.Request) (name 
 			err = badRequest("", "invalid_multipart", "%v", merr)
 			return
 		}
-		r.Body = body
 		seen := map[string]bool{}
 		for {
 			p, perr := mr.NextPart()
@@ -334,5 +349,3 @@ func multipartError(err error) error {
 	}
 	return badRequest("", "invalid_multipart", "malformed multipart body: %v", err)
 }
-
-var _ = json.Marshal

@@ -134,6 +134,15 @@ func TestVoicesLifecycle(t *testing.T) {
 	if r := ts2.post(t, "/v1/audio/speech", body(map[string]any{"voice": "alice", "response_format": "pcm", "seed": 3})); !bytes.Equal(readAll(t, r), inline) {
 		t.Fatal("a voice loaded after restart speaks differently")
 	}
+	// OpenAI's custom-voice object form names a saved voice.
+	if r := ts2.post(t, "/v1/audio/speech", body(map[string]any{"voice": map[string]any{"id": "alice"}, "response_format": "pcm", "seed": 3})); !bytes.Equal(readAll(t, r), inline) {
+		t.Fatal(`voice {"id": "alice"} differs from voice "alice"`)
+	}
+	// A name no voice can have is simply not a saved voice.
+	r = ts2.post(t, "/v1/audio/speech", body(map[string]any{"voice": "../../etc/passwd"}))
+	if b := readAll(t, r); r.StatusCode != 404 || *decodeErr(t, b).Error.Param != "voice" {
+		t.Fatalf("invalid voice name: %d %s", r.StatusCode, b)
+	}
 	// A voice saved by another process (the CLI) is found on first use.
 	other2, _, err := voice.Open(dir, voice.Options{})
 	if err != nil {
@@ -146,6 +155,14 @@ func TestVoicesLifecycle(t *testing.T) {
 	time.Sleep(1100 * time.Millisecond) // reloads are throttled to one a second
 	if r := ts2.post(t, "/v1/audio/speech", body(map[string]any{"voice": "carol", "max_new_frames": 2})); r.StatusCode != 200 || readAll(t, r) == nil {
 		t.Fatalf("voice added by another process: %d %s", r.StatusCode, readAll(t, r))
+	}
+	// ... and one it deletes disappears.
+	if _, err := other2.Delete("carol"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if r, gb := ts2.get(t, "/v1/audio/voices/carol"); r.StatusCode != 404 {
+		t.Fatalf("voice deleted by another process: %d %s", r.StatusCode, gb)
 	}
 }
 
@@ -205,13 +222,16 @@ func TestVoicesBadInput(t *testing.T) {
 		}, 400, "file"},
 		{"unknown field", func() ([]byte, string) { return mp(map[string]string{"name": "x1", "speaker": "a"}, refWAV) }, 400, "speaker"},
 		{"bad replace", func() ([]byte, string) { return mp(map[string]string{"name": "x1", "replace": "maybe"}, refWAV) }, 400, "replace"},
-		{"huge upload", func() ([]byte, string) { return mp(map[string]string{"name": "x1"}, make([]byte, 300<<10)) }, 413, "file"},
+		{"huge upload", func() ([]byte, string) { return mp(map[string]string{"name": "x1"}, make([]byte, 300<<10)) }, 413, ""},
 		{"truncated multipart", func() ([]byte, string) {
 			b, ct := mp(map[string]string{"name": "x1"}, refWAV)
 			return b[:len(b)/2], ct
 		}, 400, ""},
 		{"json missing name", func() ([]byte, string) { return js(map[string]any{"ref_audio": b64}) }, 400, "name"},
 		{"json bad base64", func() ([]byte, string) { return js(map[string]any{"name": "x1", "ref_audio": "%%%"}) }, 400, "ref_audio"},
+		{"json not audio", func() ([]byte, string) {
+			return js(map[string]any{"name": "x1", "ref_audio": base64.StdEncoding.EncodeToString([]byte("text, not audio"))})
+		}, 400, "ref_audio"},
 		{"json name number", func() ([]byte, string) { return js(map[string]any{"name": 5, "ref_audio": b64}) }, 400, "name"},
 		{"json unknown field", func() ([]byte, string) { return js(map[string]any{"name": "x1", "ref_audio": b64, "gender": "f"}) }, 400, "gender"},
 		{"json malformed", func() ([]byte, string) { return []byte(`{"name":`), "application/json" }, 400, ""},
