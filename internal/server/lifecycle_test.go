@@ -177,7 +177,9 @@ type failing struct {
 	n int
 }
 
-func (f failing) NewStepper() engine.Stepper { return &failStepper{Stepper: f.Family.NewStepper(), left: f.n} }
+func (f failing) NewStepper() engine.Stepper {
+	return &failStepper{Stepper: f.Family.NewStepper(), left: f.n}
+}
 
 type failStepper struct {
 	engine.Stepper
