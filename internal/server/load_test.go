@@ -20,7 +20,11 @@ import (
 // complete with all its audio or be cancelled by its own client: none may
 // fail, and no goroutine may be left behind.
 func TestLoad(t *testing.T) {
-	const total, concurrency, frames = 200, 8, 12
+	const total, concurrency = 200, 8
+	frames := 12
+	if raceEnabled {
+		frames = 3
+	}
 	ts := newTestServer(t, serverOpts{ignoreEOS: true, engine: engine.Config{MaxStreams: 8, Queue: 8}})
 	before := runtime.NumGoroutine()
 	var completed, cancelled, failed atomic.Int64
