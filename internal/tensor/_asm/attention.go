@@ -1,0 +1,220 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// attnSumMaxVecs is the largest head size, in vectors, of the weighted-sum
+// kernels (128 floats with AVX-512, 64 with AVX2).
+const attnSumMaxVecs = 8
+
+func genAttention(is isa) {
+	attnScores(is)
+	for nv := 1; nv <= attnSumMaxVecs; nv++ {
+		attnSum(is, nv)
+	}
+}
+
+// attnScores generates
+//
+//	func(q, k *float32, stride, n, hd int, scale float32, out *float32)
+//
+// out[j] = (q · k[j·stride : j·stride+hd]) · scale for j < n, hd a multiple of
+// the vector width. Each score is lanes of FMA chains over the head's vectors
+// followed by the fixed pairwise lane tree of reduceF32, whether the key is
+// computed in a block of one vector's worth of keys (lane sums transposed
+// together) or alone, so a score never depends on n or on its position.
+func attnScores(is isa) {
+	name := "attnScores" + is.name
+	TEXT(name, NOSPLIT, "func(q, k *float32, stride, n, hd int, scale float32, out *float32)")
+	Pragma("noescape")
+	Doc(name + " computes the scaled dot products of q with n keys of hd floats, stride floats apart.")
+	L := is.lanes
+	vb := 4 * L
+	B := L // keys per block
+	q := Load(Param("q"), GP64())
+	kb := Load(Param("k"), GP64())
+	s := Load(Param("stride"), GP64())
+	SHLQ(U8(2), s)
+	s3 := GP64()
+	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
+	n := Load(Param("n"), GP64())
+	hd := Load(Param("hd"), GP64())
+	out := Load(Param("out"), GP64())
+	scale := is.vec()
+	VBROADCASTSS(NewParamAddr("scale", 40), scale)
+
+	// keyOf[slot] is the key a block accumulator holds, chosen so that the
+	// transposing tree leaves the scores in natural order.
+	keyOf := func(slot int) int {
+		if L == 16 {
+			return 4*(slot%4) + slot/4
+		}
+		return 4*(slot%2) + slot/2
+	}
+	nb := B / 4 // base registers, four keys each
+	bases := make([]Register, nb)
+	for i := range bases {
+		bases[i] = GP64()
+	}
+	keyMem := func(j int) Mem {
+		b := bases[j/4]
+		switch j % 4 {
+		case 0:
+			return Mem{Base: b}
+		case 1:
+			return Mem{Base: b, Index: s, Scale: 1}
+		case 2:
+			return Mem{Base: b, Index: s, Scale: 2}
+		}
+		return Mem{Base: b, Index: s3, Scale: 1}
+	}
+	qp := GP64()
+	vc := GP64()
+
+	Label(name + "_block")
+	CMPQ(n, U32(B))
+	JL(LabelRef(name + "_single"))
+	MOVQ(kb, bases[0])
+	for i := 1; i < nb; i++ {
+		LEAQ(Mem{Base: bases[i-1], Index: s, Scale: 4}, bases[i])
+	}
+	MOVQ(q, qp)
+	acc := make([]VecVirtual, B)
+	qv := is.vec()
+	VMOVUPS(mem(qp, 0), qv)
+	for slot := range acc {
+		acc[slot] = is.vec()
+		VMULPS(keyMem(keyOf(slot)), qv, acc[slot])
+	}
+	MOVQ(hd, vc)
+	SUBQ(U32(L), vc)
+	Label(name + "_bv")
+	CMPQ(vc, U32(0))
+	JLE(LabelRef(name + "_btree"))
+	ADDQ(U32(vb), qp)
+	for _, b := range bases {
+		ADDQ(U32(vb), b)
+	}
+	VMOVUPS(mem(qp, 0), qv)
+	for slot := range acc {
+		VFMADD231PS(keyMem(keyOf(slot)), qv, acc[slot])
+	}
+	SUBQ(U32(L), vc)
+	JMP(LabelRef(name + "_bv"))
+
+	Label(name + "_btree")
+	pairSum := func(a, b VecVirtual, shuf func(imm uint8, b, a, dst VecVirtual), lo, hi uint8) VecVirtual {
+		x, y := is.vec(), is.vec()
+		shuf(lo, b, a, x)
+		shuf(hi, b, a, y)
+		VADDPS(y, x, x)
+		return x
+	}
+	shuf128 := func(imm uint8, b, a, dst VecVirtual) { VSHUFF32X4(U8(imm), b, a, dst) }
+	perm128 := func(imm uint8, b, a, dst VecVirtual) { VPERM2F128(U8(imm), b, a, dst) }
+	shufps := func(imm uint8, b, a, dst VecVirtual) { VSHUFPS(U8(imm), b, a, dst) }
+	level := func(v []VecVirtual, shuf func(uint8, VecVirtual, VecVirtual, VecVirtual), lo, hi uint8) []VecVirtual {
+		var r []VecVirtual
+		for i := 0; i < len(v); i += 2 {
+			r = append(r, pairSum(v[i], v[i+1], shuf, lo, hi))
+		}
+		return r
+	}
+	v := acc
+	if L == 16 {
+		v = level(v, shuf128, 0x44, 0xEE) // lane l + lane l+8
+		v = level(v, shuf128, 0x88, 0xDD) // + l+4
+		v = level(v, shufps, 0x44, 0xEE)  // + l+2
+		v = level(v, shufps, 0x88, 0xDD)  // + l+1
+	} else {
+		v = level(v, perm128, 0x20, 0x31) // lane l + lane l+4
+		v = level(v, shufps, 0x44, 0xEE)  // + l+2
+		v = level(v, shufps, 0x88, 0xDD)  // + l+1
+	}
+	VMULPS(scale, v[0], v[0])
+	VMOVUPS(v[0], mem(out, 0))
+	ADDQ(U32(4*B), out)
+	LEAQ(Mem{Base: bases[nb-1], Index: s, Scale: 4}, kb) // kb += B·stride (bases advanced by the v loop)
+	MOVQ(hd, vc)
+	SHLQ(U8(2), vc)
+	SUBQ(U32(vb), vc)
+	SUBQ(vc, kb)
+	SUBQ(U32(B), n)
+	JMP(LabelRef(name + "_block"))
+
+	// Remaining keys one at a time, same lane chains and tree.
+	Label(name + "_single")
+	CMPQ(n, U32(0))
+	JLE(LabelRef(name + "_ret"))
+	MOVQ(q, qp)
+	MOVQ(kb, bases[0])
+	a := is.vec()
+	VMOVUPS(mem(qp, 0), a)
+	VMULPS(mem(bases[0], 0), a, a)
+	MOVQ(hd, vc)
+	SUBQ(U32(L), vc)
+	Label(name + "_sv")
+	CMPQ(vc, U32(0))
+	JLE(LabelRef(name + "_stree"))
+	ADDQ(U32(vb), qp)
+	ADDQ(U32(vb), bases[0])
+	t := is.vec()
+	VMOVUPS(mem(qp, 0), t)
+	VFMADD231PS(mem(bases[0], 0), t, a)
+	SUBQ(U32(L), vc)
+	JMP(LabelRef(name + "_sv"))
+	Label(name + "_stree")
+	r := is.reduceF32(a)
+	VMULSS(scale.AsX(), r, r)
+	VMOVSS(r, mem(out, 0))
+	ADDQ(U32(4), out)
+	ADDQ(s, kb)
+	DECQ(n)
+	JMP(LabelRef(name + "_single"))
+
+	Label(name + "_ret")
+	VZEROUPPER()
+	RET()
+}
+
+// attnSum generates func(out, p, v *float32, stride, n int):
+// out[0:nv·lanes] += Σ_j p[j]·v[j·stride : …] as one FMA chain per element,
+// in order of j.
+func attnSum(is isa, nv int) {
+	name := fmt.Sprintf("attnSum%s_%d", is.name, nv)
+	TEXT(name, NOSPLIT, "func(out, p, v *float32, stride, n int)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s accumulates out += Σ_j p[j]·v[j·stride:] over %d vectors, one FMA chain per element in order of j.", name, nv))
+	L := is.lanes
+	vb := 4 * L
+	out := Load(Param("out"), GP64())
+	p := Load(Param("p"), GP64())
+	vp := Load(Param("v"), GP64())
+	s := Load(Param("stride"), GP64())
+	SHLQ(U8(2), s)
+	n := Load(Param("n"), GP64())
+	acc := make([]VecVirtual, nv)
+	for i := range acc {
+		acc[i] = is.vec()
+		VMOVUPS(mem(out, i*vb), acc[i])
+	}
+	loop(name, n, 1, func() {
+		b := is.vec()
+		VBROADCASTSS(mem(p, 0), b)
+		for i := range acc {
+			VFMADD231PS(mem(vp, i*vb), b, acc[i])
+		}
+		ADDQ(U32(4), p)
+		ADDQ(s, vp)
+	})
+	for i := range acc {
+		VMOVUPS(acc[i], mem(out, i*vb))
+	}
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,125 @@
+package tensor
+
+import "fmt"
+
+// Attend computes multi-head attention of one query row over nkeys
+// key/value rows: for each head h,
+//
+//	out[h·hd : (h+1)·hd] = Σ_j softmax_j(scale · q_h·k_jh) · v_jh
+//
+// with q_h = q[h·hd : (h+1)·hd], k_jh = keys[j·stride+h·hd : …+hd] and v_jh
+// likewise in vals (hd = headDim; stride is the row length of the cache,
+// heads·headDim for a plain [n, d] cache, 3d for rows of a fused qkv buffer).
+// scores is scratch of at least nkeys floats. Heads are spread over the
+// worker pool when the work is large enough.
+//
+// A head's result depends only on q, the nkeys rows and scale: not on other
+// queries, on threads, or (for AttendRing) on where the ring wraps.
+func Attend(out, q, keys, vals []float32, nkeys, heads, headDim, stride int, scale float32, scores []float32) {
+	attend(out, q, keys, vals, 0, 0, nkeys, heads, headDim, stride, scale, scores)
+}
+
+// AttendRing is Attend over keys and values kept in ring buffers of ring
+// rows (row r at keys[r·stride:]): the nkeys attended rows are ring rows
+// first, first+1, … modulo ring, in that order. It gives bit for bit what
+// Attend gives on the same rows laid out contiguously.
+func AttendRing(out, q, keys, vals []float32, ring, first, nkeys, heads, headDim, stride int, scale float32, scores []float32) {
+	if ring < 1 || first < 0 || first >= ring || nkeys > ring {
+		panic(fmt.Sprintf("tensor.AttendRing: first %d / nkeys %d outside a ring of %d", first, nkeys, ring))
+	}
+	attend(out, q, keys, vals, ring, first, nkeys, heads, headDim, stride, scale, scores)
+}
+
+// attendJob is one attention call; a chunk is a head.
+type attendJob struct {
+	out, q, keys, vals []float32
+	segs               [2][2]int // (first row, count) of the contiguous runs of rows
+	nkeys, hd, stride  int
+	scale              float32
+}
+
+// parMinAttend is the multiply-add count (2·heads·nkeys·hd) from which heads
+// are spread over the pool.
+var parMinAttend = 1 << 18
+
+func attend(out, q, keys, vals []float32, ring, first, nkeys, heads, hd, stride int, scale float32, scores []float32) {
+	d := heads * hd
+	rows := nkeys
+	if ring > 0 {
+		rows = ring
+	}
+	if nkeys < 0 || heads < 0 || hd < 0 || stride < d || len(q) < d || len(out) < d || len(scores) < nkeys ||
+		(nkeys > 0 && (len(keys) < (rows-1)*stride+d || len(vals) < (rows-1)*stride+d)) {
+		panic(fmt.Sprintf("tensor.Attend: out %d, q %d, keys %d, vals %d, scores %d too short for %d keys of %d heads × %d (stride %d)",
+			len(out), len(q), len(keys), len(vals), len(scores), nkeys, heads, hd, stride))
+	}
+	j := attendJob{out: out, q: q, keys: keys, vals: vals, nkeys: nkeys, hd: hd, stride: stride, scale: scale}
+	j.segs[0] = [2]int{first, nkeys}
+	if ring > 0 && first+nkeys > ring {
+		j.segs[0][1] = ring - first
+		j.segs[1] = [2]int{0, nkeys - (ring - first)}
+	}
+	if 2*heads*nkeys*hd < parMinAttend {
+		for h := range heads {
+			j.run(h, &scores)
+		}
+		return
+	}
+	parallel(&j, heads, &scores)
+}
+
+// run computes head h with scratch *sp for the scores.
+func (j *attendJob) run(h int, sp *[]float32) {
+	hd := j.hd
+	oh := j.out[h*hd : (h+1)*hd]
+	clear(oh)
+	if j.nkeys == 0 {
+		return
+	}
+	if len(*sp) < j.nkeys {
+		*sp = make([]float32, j.nkeys)
+	}
+	s := (*sp)[:j.nkeys]
+	qh := j.q[h*hd : (h+1)*hd]
+	off := 0
+	for _, sg := range j.segs {
+		if sg[1] > 0 {
+			attnScores(s[off:off+sg[1]], qh, j.keys[sg[0]*j.stride+h*hd:], j.stride, j.scale)
+			off += sg[1]
+		}
+	}
+	Softmax(s)
+	off = 0
+	for _, sg := range j.segs {
+		if sg[1] > 0 {
+			attnSum(oh, s[off:off+sg[1]], j.vals[sg[0]*j.stride+h*hd:], j.stride)
+			off += sg[1]
+		}
+	}
+}
+
+// attnScores sets s[i] = (q · k[i·stride : i·stride+len(q)])·scale.
+func attnScores(s, q, k []float32, stride int, scale float32) {
+	if attnScoresSIMD(s, q, k, stride, scale) {
+		return
+	}
+	hd := len(q)
+	for i := range s {
+		s[i] = dotGeneric(q, k[i*stride:i*stride+hd]) * scale
+	}
+}
+
+// attnSum computes out += Σ_i p[i]·v[i·stride : i·stride+len(out)], one
+// chain per element in order of i.
+func attnSum(out, p, v []float32, stride int) {
+	if attnSumSIMD(out, p, v, stride) {
+		return
+	}
+	hd := len(out)
+	for i, pi := range p {
+		vr := v[i*stride : i*stride+hd]
+		for d := range out {
+			out[d] += float32(pi * vr[d])
+		}
+	}
+}

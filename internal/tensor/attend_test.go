@@ -1,0 +1,193 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// refAttend is the float64 reference of one query row's attention.
+func refAttend(q, keys, vals []float32, rows []int, heads, hd, stride int, scale float32) []float64 {
+	out := make([]float64, heads*hd)
+	for h := range heads {
+		s := make([]float64, len(rows))
+		mx := math.Inf(-1)
+		for j, r := range rows {
+			var d float64
+			for i := range hd {
+				d += float64(q[h*hd+i]) * float64(keys[r*stride+h*hd+i])
+			}
+			s[j] = d * float64(scale)
+			mx = math.Max(mx, s[j])
+		}
+		var sum float64
+		for j := range s {
+			s[j] = math.Exp(s[j] - mx)
+			sum += s[j]
+		}
+		for j, r := range rows {
+			for i := range hd {
+				out[h*hd+i] += s[j] / sum * float64(vals[r*stride+h*hd+i])
+			}
+		}
+	}
+	return out
+}
+
+var attendShapes = []struct{ heads, hd, extra, nkeys int }{
+	{1, 16, 0, 1}, {12, 64, 0, 1000}, {4, 64, 128, 777}, {2, 8, 0, 33}, {3, 24, 5, 17},
+	{1, 64, 0, 15}, {2, 128, 0, 40}, {1, 192, 0, 20}, {2, 5, 1, 9}, {12, 64, 0, 0},
+}
+
+// TestAttend checks every implementation against a float64 reference, and
+// that results do not depend on the thread count.
+func TestAttend(t *testing.T) {
+	useThreads(t, Threads()) // restored at the end
+	oldMin := parMinAttend
+	t.Cleanup(func() { parMinAttend = oldMin })
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, tc := range attendShapes {
+		d := tc.heads * tc.hd
+		stride := d + tc.extra
+		q := randVec(r, d)
+		keys, vals := randVec(r, max(tc.nkeys, 1)*stride), randVec(r, max(tc.nkeys, 1)*stride)
+		scale := float32(1 / math.Sqrt(float64(tc.hd)))
+		rows := make([]int, tc.nkeys)
+		for i := range rows {
+			rows[i] = i
+		}
+		want := refAttend(q, keys, vals, rows, tc.heads, tc.hd, stride, scale)
+		for _, im := range impls() {
+			useImpl(t, im)
+			var first []float32
+			for _, threads := range []int{1, 2} {
+				SetThreads(threads)
+				for _, pmin := range []int{0, 1 << 30} {
+					parMinAttend = pmin
+					out := make([]float32, d)
+					for i := range out {
+						out[i] = float32(math.NaN()) // must be overwritten
+					}
+					Attend(out, q, keys, vals, tc.nkeys, tc.heads, tc.hd, stride, scale, make([]float32, tc.nkeys))
+					for i, v := range out {
+						if math.Abs(float64(v)-want[i]) > 2e-6 {
+							t.Fatalf("%+v %v threads=%d: out[%d] = %v, want %v", tc, im, threads, i, v, want[i])
+						}
+					}
+					if first == nil {
+						first = out
+					} else if !bitsEqual(first, out) {
+						t.Fatalf("%+v %v: result depends on threads", tc, im)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAttendRing checks that a wrapped ring gives exactly the contiguous
+// result, for every wrap position.
+func TestAttendRing(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	heads, hd, ring := 4, 64, 50
+	stride := heads*hd + 7
+	keys, vals := randVec(r, ring*stride), randVec(r, ring*stride)
+	q := randVec(r, heads*hd)
+	for _, im := range impls() {
+		useImpl(t, im)
+		for _, nkeys := range []int{1, 17, 49, 50} {
+			for first := range ring {
+				// Contiguous copy of the attended rows.
+				ck, cv := make([]float32, nkeys*stride), make([]float32, nkeys*stride)
+				for j := range nkeys {
+					src := (first + j) % ring
+					copy(ck[j*stride:(j+1)*stride], keys[src*stride:(src+1)*stride])
+					copy(cv[j*stride:(j+1)*stride], vals[src*stride:(src+1)*stride])
+				}
+				want := make([]float32, heads*hd)
+				Attend(want, q, ck, cv, nkeys, heads, hd, stride, 0.125, make([]float32, nkeys))
+				got := make([]float32, heads*hd)
+				AttendRing(got, q, keys, vals, ring, first, nkeys, heads, hd, stride, 0.125, make([]float32, nkeys))
+				if !bitsEqual(got, want) {
+					t.Fatalf("%v nkeys=%d first=%d: ring result differs from contiguous", im, nkeys, first)
+				}
+			}
+		}
+	}
+}
+
+// TestAttnScoresPosition checks that a key's score does not depend on how
+// many keys are scored with it or where it sits (blocked vs single path).
+func TestAttnScoresPosition(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	for _, hd := range []int{16, 64, 80} {
+		n, stride := 70, hd+3
+		q, k := randVec(r, hd), randVec(r, n*stride)
+		for _, im := range impls() {
+			useImpl(t, im)
+			all := make([]float32, n)
+			attnScores(all, q, k, stride, 0.3)
+			for start := range n {
+				for _, cnt := range []int{1, 5, 16, 33} {
+					if start+cnt > n {
+						continue
+					}
+					part := make([]float32, cnt)
+					attnScores(part, q, k[start*stride:], stride, 0.3)
+					if !bitsEqual(part, all[start:start+cnt]) {
+						t.Fatalf("hd=%d %v: scores of keys [%d,%d) depend on the batch", hd, im, start, start+cnt)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestAttendBadArgs(t *testing.T) {
+	for _, f := range []func(){
+		func() {
+			Attend(make([]float32, 8), make([]float32, 8), make([]float32, 15), make([]float32, 16), 2, 1, 8, 8, 1, make([]float32, 2))
+		},
+		func() {
+			Attend(make([]float32, 8), make([]float32, 8), make([]float32, 16), make([]float32, 16), 2, 1, 8, 8, 1, make([]float32, 1))
+		},
+		func() {
+			AttendRing(make([]float32, 8), make([]float32, 8), make([]float32, 16), make([]float32, 16), 2, 2, 1, 1, 8, 8, 1, make([]float32, 2))
+		},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Error("no panic for inconsistent arguments")
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+func BenchmarkAttend(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, tc := range []struct {
+		name                     string
+		heads, hd, nkeys, stride int
+	}{
+		{"lm", 12, 64, 1000, 768},
+		{"codec", 4, 64, 1000, 768},
+	} {
+		keys, vals := randVec(r, tc.nkeys*tc.stride), randVec(r, tc.nkeys*tc.stride)
+		q := randVec(r, tc.heads*tc.hd)
+		out := make([]float32, tc.heads*tc.hd)
+		sc := make([]float32, tc.nkeys)
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/h=%d/keys=%d/t=%d", tc.name, tc.heads, tc.nkeys, threads), func(b *testing.B) {
+				useThreads(b, threads)
+				b.SetBytes(int64(2 * tc.nkeys * tc.heads * tc.hd * 4))
+				for b.Loop() {
+					Attend(out, q, keys, vals, tc.nkeys, tc.heads, tc.hd, tc.stride, 0.125, sc)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,145 @@
+package tensor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Shapes of the models (y[M, N] = x[M, K]·Wᵀ): the global/local GPT-2 blocks
+// (K=768: N=2304 qkv, 768 proj, 3072 fc_in; K=3072: N=768 fc_out), the audio
+// heads (N=1024) and the codec transformer (d=256, ff=1024).
+var benchLinearShapes = []struct {
+	name string
+	n, k int
+	ms   []int
+}{
+	{"qkv", 2304, 768, []int{1, 8, 17, 256}},
+	{"proj", 768, 768, []int{1, 8, 17, 256}},
+	{"fcin", 3072, 768, []int{1, 8, 17, 256, 512}},
+	{"fcout", 768, 3072, []int{1, 8, 17, 256}},
+	{"head", 1024, 768, []int{1, 8}},
+	{"codecqkv", 768, 256, []int{4, 32, 2000}},
+	{"codecff1", 1024, 256, []int{4, 32, 2000}},
+	{"codecff2", 256, 1024, []int{4, 32, 2000}},
+}
+
+// BenchmarkLinear reports GFLOP/s (2·M·N·K per op) and, through SetBytes,
+// the weight bytes streamed per second.
+func BenchmarkLinear(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, s := range benchLinearShapes {
+		wf := randVec(r, s.n*s.k)
+		wb := make([]uint16, len(wf))
+		for i, v := range wf {
+			wb[i] = F32ToBF16(v)
+		}
+		bias := randVec(r, s.n)
+		for _, dt := range []string{"bf16", "f32"} {
+			var w *Mat
+			if dt == "bf16" {
+				w = NewBF16(s.n, s.k, append([]uint16(nil), wb...))
+			} else {
+				w = NewF32(s.n, s.k, append([]float32(nil), wf...))
+			}
+			w.Pack()
+			for _, m := range s.ms {
+				x := randVec(r, m*s.k)
+				y := make([]float32, m*s.n)
+				for _, threads := range []int{1, 2} {
+					b.Run(fmt.Sprintf("%s/%dx%d/%s/M=%d/t=%d", s.name, s.n, s.k, dt, m, threads), func(b *testing.B) {
+						useThreads(b, threads)
+						b.SetBytes(w.Bytes())
+						for b.Loop() {
+							Linear(y, x, m, w, bias)
+						}
+						b.ReportMetric(2*float64(m*s.n*s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					})
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGlobalStep runs the four Linears of 12 GPT-2 blocks (hidden 768)
+// for M rows: one frame step of the global transformer without attention.
+// The 85M weights (170 MB in bf16) do not fit in cache, so this measures
+// memory streaming as the model sees it.
+func BenchmarkGlobalStep(b *testing.B) {
+	r := rand.New(rand.NewPCG(2, 2))
+	const H, I, layers = 768, 3072, 12
+	shapes := [][2]int{{3 * H, H}, {H, H}, {I, H}, {H, I}}
+	for _, dt := range []string{"bf16", "f32"} {
+		var ws []*Mat
+		var bytes int64
+		for range layers {
+			for _, s := range shapes {
+				var w *Mat
+				if dt == "bf16" {
+					d := make([]uint16, s[0]*s[1])
+					for i := range d {
+						d[i] = F32ToBF16(float32(r.NormFloat64()))
+					}
+					w = NewBF16(s[0], s[1], d)
+				} else {
+					w = NewF32(s[0], s[1], randVec(r, s[0]*s[1]))
+				}
+				w.Pack()
+				bytes += w.Bytes()
+				ws = append(ws, w)
+			}
+		}
+		for _, m := range []int{1, 4, 8} {
+			x := randVec(r, m*I)
+			y := make([]float32, m*I)
+			for _, threads := range []int{1, 2} {
+				b.Run(fmt.Sprintf("%s/M=%d/t=%d", dt, m, threads), func(b *testing.B) {
+					useThreads(b, threads)
+					b.SetBytes(bytes)
+					for b.Loop() {
+						for _, w := range ws {
+							Linear(y, x, m, w, nil)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+type nopChunks struct{}
+
+func (nopChunks) run(int, *[]float32) {}
+
+// BenchmarkPoolOverhead measures one parallel call with empty chunks: the
+// fixed cost a Linear pays for using the pool.
+func BenchmarkPoolOverhead(b *testing.B) {
+	useThreads(b, 2)
+	for b.Loop() {
+		parallel(nopChunks{}, 4, nil)
+	}
+}
+
+// BenchmarkOps measures the small kernels at their model sizes; SetBytes is
+// the float32 data touched once.
+func BenchmarkOps(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	big := randVec(r, 32*1024)
+	x := randVec(r, 32*1024)
+	g, bb := randVec(r, 768), randVec(r, 768)
+	run := func(name string, n int, f func()) {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(4 * n))
+			for b.Loop() {
+				f()
+			}
+		})
+	}
+	run("GELUTanh/3072", 3072, func() { copy(x, big[:3072]); GELUTanh(x[:3072]) })
+	run("GELUErf/32x1024", 32*1024, func() { copy(x, big); GELUErf(x) })
+	run("LayerNorm/1x768", 768, func() { LayerNorm(x, big, 1, g, bb, 1e-5) })
+	run("LayerNorm/17x768", 17*768, func() { LayerNorm(x, big, 17, g, bb, 1e-5) })
+	run("Softmax/1000", 1000, func() { copy(x, big[:1000]); Softmax(x[:1000]) })
+	run("Add/768", 768, func() { Add(x[:768], big[:768]) })
+	run("Dot/768", 768, func() { Dot(x[:768], big[:768]) })
+}

@@ -1,0 +1,86 @@
+package tensor
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// FuzzLinear checks Linear on fuzzed shapes against the float64 reference,
+// and that every row computed alone equals the batched row, with the kernels
+// the machine selects (run with -tags purego for the portable ones).
+func FuzzLinear(f *testing.F) {
+	for _, s := range []struct {
+		m, n, k uint8
+		bf16    bool
+	}{{1, 1, 1, false}, {0, 5, 3, false}, {3, 0, 3, true}, {2, 7, 0, false}, {9, 33, 17, true},
+		{17, 255, 255, false}, {40, 32, 16, true}, {1, 31, 1, true}, {8, 64, 64, false}} {
+		f.Add(s.m, s.n, s.k, s.bf16, uint64(1))
+	}
+	f.Fuzz(func(t *testing.T, m8, n8, k8 uint8, bf16 bool, seed uint64) {
+		m, n, k := int(m8%48), int(n8), int(k8)
+		r := rand.New(rand.NewPCG(seed, 7))
+		x := randVec(r, m*k)
+		bias := randVec(r, n)
+		tm := testMats(r, n, k)[0]
+		if bf16 {
+			tm = testMats(r, n, k)[1]
+		}
+		w := tm.mk()
+		w.Pack()
+		y := make([]float32, m*n)
+		Linear(y, x, m, w, bias)
+		want := refLinear(x, tm.vals, bias, m, n, k)
+		for i, v := range y {
+			if math.Abs(float64(v)-want[i]) > 4e-6*(1+float64(k)) {
+				t.Fatalf("[%d %d %d]: y[%d] = %v, want %v", m, n, k, i, v, want[i])
+			}
+		}
+		one := make([]float32, n)
+		for i := range m {
+			Linear(one, x[i*k:(i+1)*k], 1, w, bias)
+			if !slices.Equal(one, y[i*n:(i+1)*n]) {
+				t.Fatalf("[%d %d %d]: row %d alone differs from the batch", m, n, k, i)
+			}
+		}
+	})
+}
+
+// FuzzAttendRing checks that the ring form equals the contiguous form bit
+// for bit and stays close to the float64 reference.
+func FuzzAttendRing(f *testing.F) {
+	f.Add(uint8(1), uint8(16), uint8(1), uint8(1), uint8(0), uint64(1))
+	f.Add(uint8(4), uint8(64), uint8(50), uint8(49), uint8(13), uint64(2))
+	f.Add(uint8(2), uint8(5), uint8(3), uint8(0), uint8(2), uint64(3))
+	f.Add(uint8(3), uint8(24), uint8(40), uint8(40), uint8(39), uint64(4))
+	f.Fuzz(func(t *testing.T, heads8, hd8, ring8, n8, first8 uint8, seed uint64) {
+		heads, hd, ring := int(heads8%6)+1, int(hd8%130)+1, int(ring8%70)+1
+		nkeys, first := int(n8)%(ring+1), int(first8)%ring
+		stride := heads*hd + int(seed%3)
+		r := rand.New(rand.NewPCG(seed, 9))
+		keys, vals := randVec(r, ring*stride), randVec(r, ring*stride)
+		q := randVec(r, heads*hd)
+		rows := make([]int, nkeys)
+		ck, cv := make([]float32, max(nkeys, 1)*stride), make([]float32, max(nkeys, 1)*stride)
+		for j := range rows {
+			rows[j] = (first + j) % ring
+			copy(ck[j*stride:(j+1)*stride], keys[rows[j]*stride:])
+			copy(cv[j*stride:(j+1)*stride], vals[rows[j]*stride:])
+		}
+		scale := float32(1 / math.Sqrt(float64(hd)))
+		got := make([]float32, heads*hd)
+		AttendRing(got, q, keys, vals, ring, first, nkeys, heads, hd, stride, scale, make([]float32, nkeys))
+		want := make([]float32, heads*hd)
+		Attend(want, q, ck, cv, nkeys, heads, hd, stride, scale, make([]float32, nkeys))
+		if !bitsEqual(got, want) {
+			t.Fatalf("ring differs from contiguous")
+		}
+		ref := refAttend(q, keys, vals, rows, heads, hd, stride, scale)
+		for i, v := range got {
+			if math.Abs(float64(v)-ref[i]) > 1e-5 {
+				t.Fatalf("out[%d] = %v, want %v", i, v, ref[i])
+			}
+		}
+	})
+}

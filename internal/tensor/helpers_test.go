@@ -1,0 +1,99 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	// The pool is process-wide; shrinking it to one thread must stop every
+	// helper goroutine.
+	SetThreads(1)
+	if err := goleak.Find(); err != nil {
+		fmt.Fprintln(os.Stderr, "goroutine leak:", err)
+		code = 1
+	}
+	os.Exit(code)
+}
+
+// impls returns every kernel set this machine can run, generic first.
+func impls() []impl {
+	var out []impl
+	for _, i := range []impl{implGeneric, implAVX2, implAVX512} {
+		if implAvailable(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// useImpl switches the active kernels for the rest of the test.
+func useImpl(t testing.TB, i impl) {
+	t.Helper()
+	old := active
+	active = i
+	t.Cleanup(func() { active = old })
+}
+
+// useThreads sets the pool size for the rest of the test.
+func useThreads(t testing.TB, n int) {
+	t.Helper()
+	old := Threads()
+	SetThreads(n)
+	t.Cleanup(func() { SetThreads(old) })
+}
+
+func randVec(r *rand.Rand, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(r.NormFloat64())
+	}
+	return v
+}
+
+func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol*(1+math.Abs(b)) }
+
+// testMats returns the f32 and bf16 (rounded) versions of random weights
+// [n, k], with the exact float32 values of the bf16 one.
+type testMat struct {
+	name string
+	vals []float32 // exact values, row-major
+	mk   func() *Mat
+}
+
+func testMats(r *rand.Rand, n, k int) []testMat {
+	wf := randVec(r, n*k)
+	wb := make([]uint16, len(wf))
+	wbf := make([]float32, len(wf))
+	for i, v := range wf {
+		wb[i] = F32ToBF16(v)
+		wbf[i] = BF16ToF32(wb[i])
+	}
+	return []testMat{
+		{"f32", wf, func() *Mat { return NewF32(n, k, append([]float32(nil), wf...)) }},
+		{"bf16", wbf, func() *Mat { return NewBF16(n, k, append([]uint16(nil), wb...)) }},
+	}
+}
+
+// TestPoolWorkerFunction checks that the exported name matches the helpers'
+// function, so the goleak option suggested for other packages works.
+func TestPoolWorkerFunction(t *testing.T) {
+	useThreads(t, 2)
+	parallel(nopChunks{}, 2, nil) // helpers exist
+	err := goleak.Find(goleak.IgnoreCurrent())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := goleak.Find(); err == nil {
+		t.Skip("no helper goroutine visible")
+	}
+	if err := goleak.Find(goleak.IgnoreAnyFunction(PoolWorkerFunction)); err != nil {
+		t.Fatalf("helpers not matched by PoolWorkerFunction: %v", err)
+	}
+}

@@ -1,0 +1,177 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+)
+
+// Every output element y[i, j] of Linear is computed the same way whatever
+// the batch: with packed weights, one FMA chain over k in order starting from
+// zero, then + bias[j]; with row-major weights (portable code), Dot's fixed
+// four-way split. Neither depends on the number of rows, on which rows share
+// a call, on the thread count or on how columns are split, so a row computed
+// alone equals the same row computed in a batch, bit for bit. Continuous
+// batching and the voice prefix cache rely on it.
+
+// Below parMinWork multiply-adds a Linear runs on the calling goroutine only:
+// waking a helper costs a few microseconds. Tests lower it to force the
+// parallel path.
+var parMinWork = 1 << 20
+
+// Linear computes y[m, w.Rows] = x[m, w.Cols] · wᵀ + bias (bias may be nil).
+// y must not overlap x. Pack w first: unpacked weights take the portable path.
+func Linear(y, x []float32, m int, w *Mat, bias []float32) {
+	n, k := w.Rows, w.Cols
+	if m < 0 || len(x) < m*k || len(y) < m*n || (bias != nil && len(bias) < n) {
+		panic(fmt.Sprintf("tensor.Linear: x %d / y %d / bias %d too short for m=%d [%d %d]", len(x), len(y), len(bias), m, n, k))
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		for i := range m {
+			if bias != nil {
+				copy(y[i*n:(i+1)*n], bias[:n])
+			} else {
+				clear(y[i*n : (i+1)*n])
+			}
+		}
+		return
+	}
+	if w.Packed() && linearSIMD(y, x, m, w, bias) {
+		return
+	}
+	if w.Packed() {
+		linearPackedGeneric(y, x, m, w, bias, 0, w.panels())
+		return
+	}
+	linearGeneric(y, x, m, w, bias, 0, n)
+}
+
+// LinearRows computes y[m, len(rows)] = x · w[rows]ᵀ: only the listed output
+// rows of the weight (the two text logits of the frame decision, say). Each
+// value equals what Linear computes for that output (without bias).
+func LinearRows(y, x []float32, m int, w *Mat, rows []int) {
+	k := w.Cols
+	if m < 0 || len(x) < m*k || len(y) < m*len(rows) {
+		panic(fmt.Sprintf("tensor.LinearRows: x %d / y %d too short for m=%d, %d rows of [%d %d]", len(x), len(y), m, len(rows), w.Rows, k))
+	}
+	for _, r := range rows {
+		if r < 0 || r >= w.Rows {
+			panic(fmt.Sprintf("tensor.LinearRows: row %d out of range [0, %d)", r, w.Rows))
+		}
+	}
+	if w.Packed() {
+		// One panel at a time through the same kernels as Linear, so the
+		// values are Linear's bit for bit.
+		var tmp [panelCols]float32
+		sub := Mat{Rows: panelCols, Cols: k}
+		for j, r := range rows {
+			p := r / panelCols
+			if w.pb16 != nil {
+				sub.pb16 = w.pb16[p*panelCols*k : (p+1)*panelCols*k]
+			} else {
+				sub.pf32 = w.pf32[p*panelCols*k : (p+1)*panelCols*k]
+			}
+			for i := range m {
+				Linear(tmp[:], x[i*k:(i+1)*k], 1, &sub, nil)
+				y[i*len(rows)+j] = tmp[r%panelCols]
+			}
+		}
+		return
+	}
+	var buf []float32
+	if w.BF16 != nil {
+		buf = make([]float32, k)
+	}
+	for j, r := range rows {
+		var wr []float32
+		if w.BF16 != nil {
+			wr = w.Row(r, buf)
+		} else {
+			wr = w.F32[r*k : (r+1)*k]
+		}
+		for i := range m {
+			y[i*len(rows)+j] = dotGeneric(x[i*k:(i+1)*k], wr)
+		}
+	}
+}
+
+// linearGeneric computes output columns [n0, n1) of y = x·wᵀ + bias from
+// row-major weights.
+func linearGeneric(y, x []float32, m int, w *Mat, bias []float32, n0, n1 int) {
+	n, k := w.Rows, w.Cols
+	var buf []float32
+	if w.BF16 != nil {
+		buf = make([]float32, k)
+	}
+	for j := n0; j < n1; j++ {
+		var wr []float32
+		if w.BF16 != nil {
+			wr = w.Row(j, buf)
+		} else {
+			wr = w.F32[j*k : (j+1)*k]
+		}
+		var b float32
+		if bias != nil {
+			b = bias[j]
+		}
+		for i := range m {
+			y[i*n+j] = dotGeneric(x[i*k:(i+1)*k], wr) + b
+		}
+	}
+}
+
+// linearPackedGeneric computes panels [p0, p1) of y = x·wᵀ + bias from packed
+// weights with the kernels' order: one fused multiply-add chain over k.
+func linearPackedGeneric(y, x []float32, m int, w *Mat, bias []float32, p0, p1 int) {
+	n, k := w.Rows, w.Cols
+	var acc [panelCols]float32
+	for p := p0; p < p1; p++ {
+		base := p * panelCols * k
+		nc := min(panelCols, n-p*panelCols)
+		for i := range m {
+			xr := x[i*k : (i+1)*k]
+			clear(acc[:])
+			for kk, xv := range xr {
+				x64 := float64(xv)
+				if w.pb16 != nil {
+					wr := w.pb16[base+kk*panelCols : base+(kk+1)*panelCols]
+					for j := range nc {
+						acc[j] = float32(math.FMA(x64, float64(BF16ToF32(wr[j])), float64(acc[j])))
+					}
+				} else {
+					wr := w.pf32[base+kk*panelCols : base+(kk+1)*panelCols]
+					for j := range nc {
+						acc[j] = float32(math.FMA(x64, float64(wr[j]), float64(acc[j])))
+					}
+				}
+			}
+			yr := y[i*n+p*panelCols : i*n+p*panelCols+nc]
+			for j := range yr {
+				if bias != nil {
+					yr[j] = acc[j] + bias[p*panelCols+j]
+				} else {
+					yr[j] = acc[j]
+				}
+			}
+		}
+	}
+}
+
+// dotGeneric is the portable dot product: four interleaved partial sums.
+func dotGeneric(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}

@@ -1,0 +1,199 @@
+//go:build !purego
+
+package tensor
+
+import "golang.org/x/sys/cpu"
+
+func detectImpl() impl {
+	switch {
+	case implAvailable(implAVX512):
+		return implAVX512
+	case implAvailable(implAVX2):
+		return implAVX2
+	}
+	return implGeneric
+}
+
+func implAvailable(i impl) bool {
+	switch i {
+	case implAVX512:
+		return cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512DQ &&
+			cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	case implAVX2:
+		return cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	}
+	return i == implGeneric
+}
+
+// simdGEMM reports whether Linear has SIMD kernels for packed weights.
+func simdGEMM() bool { return active != implGeneric }
+
+// gemmTile is one generated kernel: rows×cols outputs per call.
+type gemmTile[T float32 | uint16] struct {
+	rows, cols int
+	fn         func(a *float32, lda int, w *T, wp int, k int, c *float32, ldc int, bias *float32)
+}
+
+// gemmSet indexes the tiles of one instruction set and weight type.
+type gemmSet[T float32 | uint16] struct {
+	maxRows int
+	widths  []int                                                                                  // distinct tile widths, widest first
+	byWidth [][]func(a *float32, lda int, w *T, wp int, k int, c *float32, ldc int, bias *float32) // [width][rows-1]
+}
+
+func newGemmSet[T float32 | uint16](tiles []gemmTile[T]) *gemmSet[T] {
+	s := &gemmSet[T]{}
+	for _, t := range tiles {
+		s.maxRows = max(s.maxRows, t.rows)
+		wi := -1
+		for i, w := range s.widths {
+			if w == t.cols {
+				wi = i
+			}
+		}
+		if wi < 0 {
+			// Insert keeping widths in decreasing order.
+			wi = 0
+			for wi < len(s.widths) && s.widths[wi] > t.cols {
+				wi++
+			}
+			s.widths = append(s.widths[:wi], append([]int{t.cols}, s.widths[wi:]...)...)
+			s.byWidth = append(s.byWidth[:wi], append([][]func(*float32, int, *T, int, int, *float32, int, *float32){nil}, s.byWidth[wi:]...)...)
+		}
+		for len(s.byWidth[wi]) < t.rows {
+			s.byWidth[wi] = append(s.byWidth[wi], nil)
+		}
+		s.byWidth[wi][t.rows-1] = t.fn
+	}
+	return s
+}
+
+var (
+	gemmSetsF32  = map[impl]*gemmSet[float32]{}
+	gemmSetsBF16 = map[impl]*gemmSet[uint16]{}
+)
+
+func init() {
+	for i, t := range gemmTilesF32 {
+		gemmSetsF32[i] = newGemmSet(t)
+	}
+	for i, t := range gemmTilesBF16 {
+		gemmSetsBF16[i] = newGemmSet(t)
+	}
+}
+
+func linearSIMD(y, x []float32, m int, w *Mat, bias []float32) bool {
+	if active == implGeneric {
+		return false
+	}
+	if w.pb16 != nil {
+		runLinear(gemmSetsBF16[active], y, x, m, w.pb16, w.Rows, w.Cols, bias)
+	} else {
+		runLinear(gemmSetsF32[active], y, x, m, w.pf32, w.Rows, w.Cols, bias)
+	}
+	return true
+}
+
+// linearJob is one Linear call on packed weights, cut into panel ranges.
+type linearJob[T float32 | uint16] struct {
+	set   *gemmSet[T]
+	y, x  []float32
+	m     int
+	wd    []T
+	n, k  int
+	bias  []float32
+	np    int // panels
+	chunk int // panels per parallel chunk
+}
+
+func runLinear[T float32 | uint16](set *gemmSet[T], y, x []float32, m int, wd []T, n, k int, bias []float32) {
+	np := (n + panelCols - 1) / panelCols
+	j := linearJob[T]{set: set, y: y, x: x, m: m, wd: wd, n: n, k: k, bias: bias, np: np}
+	threads := Threads()
+	if threads == 1 || np < 2 || m*n*k < parMinWork {
+		j.panels(0, np)
+		return
+	}
+	j.chunk = max(1, (np+2*threads-1)/(2*threads))
+	parallel(&j, (np+j.chunk-1)/j.chunk, nil)
+}
+
+func (j *linearJob[T]) run(c int, _ *[]float32) {
+	j.panels(c*j.chunk, min((c+1)*j.chunk, j.np))
+}
+
+// panelGroup is how many panels are swept together for all row blocks: the
+// widest tile, small enough to stay in L2 for every row block.
+const panelGroup = 4
+
+// panels computes the output columns of panels [p0, p1) for all rows.
+func (j *linearJob[T]) panels(p0, p1 int) {
+	n, m := j.n, j.m
+	full := p1 // panels [p0, full) lie wholly inside n
+	if p1*panelCols > n {
+		full = p1 - 1
+	}
+	nb := (m + j.set.maxRows - 1) / j.set.maxRows
+	for g := p0; g < p1; g += panelGroup {
+		ge := min(g+panelGroup, p1)
+		fe := min(ge, full)
+		for b := range nb {
+			i0, i1 := b*m/nb, (b+1)*m/nb
+			if fe > g {
+				var bias []float32
+				if j.bias != nil {
+					bias = j.bias[g*panelCols:]
+				}
+				j.tiles(i0, i1, g*panelCols, fe*panelCols, j.y[i0*n+g*panelCols:], n, bias)
+			}
+			if fe < ge {
+				j.paddedPanel(i0, i1, fe)
+			}
+		}
+	}
+}
+
+// tiles computes columns [c0, c1) of rows [i0, i1) into c (row stride ldc,
+// column c0 at c[0]); bias, if set, is indexed like c (column c0 at bias[0]).
+func (j *linearJob[T]) tiles(i0, i1, c0, c1 int, c []float32, ldc int, bias []float32) {
+	k := j.k
+	r := i1 - i0
+	a := &j.x[i0*k]
+	for col := c0; col < c1; {
+		var fn func(*float32, int, *T, int, int, *float32, int, *float32)
+		width := 0
+		for wi, w := range j.set.widths {
+			if w <= c1-col && r <= len(j.set.byWidth[wi]) && j.set.byWidth[wi][r-1] != nil {
+				fn, width = j.set.byWidth[wi][r-1], w
+				break
+			}
+		}
+		var bp *float32
+		if bias != nil {
+			bp = &bias[col-c0]
+		}
+		fn(a, k, &j.wd[(col/panelCols)*panelCols*k+col%panelCols], panelCols*k, k, &c[col-c0], ldc, bp)
+		col += width
+	}
+}
+
+// paddedPanel computes the last, partial panel p through a buffer, so that
+// nothing is written past the row's n columns.
+func (j *linearJob[T]) paddedPanel(i0, i1, p int) {
+	var tmp [8 * panelCols]float32
+	var bt [panelCols]float32
+	c0 := p * panelCols
+	nc := j.n - c0
+	var bias []float32
+	if j.bias != nil {
+		copy(bt[:], j.bias[c0:j.n])
+		bias = bt[:]
+	}
+	for r0 := i0; r0 < i1; r0 += 8 {
+		r1 := min(r0+8, i1)
+		j.tiles(r0, r1, c0, c0+panelCols, tmp[:], panelCols, bias)
+		for i := r0; i < r1; i++ {
+			copy(j.y[i*j.n+c0:i*j.n+j.n], tmp[(i-r0)*panelCols:(i-r0)*panelCols+nc])
+		}
+	}
+}

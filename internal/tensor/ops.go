@@ -1,0 +1,246 @@
+package tensor
+
+import "math"
+
+// Dot returns the dot product of a and b[:len(a)].
+func Dot(a, b []float32) float32 {
+	b = b[:len(a)]
+	if s, ok := dotSIMD(a, b); ok {
+		return s
+	}
+	return dotGeneric(a, b)
+}
+
+// Axpy computes y += a·x.
+func Axpy(y []float32, a float32, x []float32) {
+	x = x[:len(y)]
+	if axpySIMD(y, a, x) {
+		return
+	}
+	for i := range y {
+		y[i] += float32(a * x[i])
+	}
+}
+
+// Add computes y += x.
+func Add(y, x []float32) {
+	x = x[:len(y)]
+	if addSIMD(y, x) {
+		return
+	}
+	for i := range y {
+		y[i] += x[i]
+	}
+}
+
+// Scale computes y *= a.
+func Scale(y []float32, a float32) {
+	if scaleSIMD(y, a) {
+		return
+	}
+	for i := range y {
+		y[i] *= a
+	}
+}
+
+// LayerNorm normalises each of the m rows of x (width len(gamma)) into y:
+// (x-mean)/sqrt(var+eps)·gamma + beta, with the biased variance, mean and
+// variance accumulated in float64. beta may be nil. y may alias x.
+func LayerNorm(y, x []float32, m int, gamma, beta []float32, eps float32) {
+	d := len(gamma)
+	_ = x[:m*d]
+	_ = y[:m*d]
+	if beta != nil {
+		_ = beta[:d]
+	}
+	for i := range m {
+		xr := x[i*d : (i+1)*d]
+		yr := y[i*d : (i+1)*d]
+		mean, inv := layerNormStats(xr, eps)
+		if layerNormApplySIMD(yr, xr, mean, inv, gamma, beta) {
+			continue
+		}
+		for k, v := range xr {
+			nv := float32((float64(v) - mean) * inv)
+			if beta != nil {
+				yr[k] = float32(nv*gamma[k]) + beta[k]
+			} else {
+				yr[k] = nv * gamma[k]
+			}
+		}
+	}
+}
+
+// layerNormStats returns the mean of x and 1/sqrt(var+eps).
+func layerNormStats(x []float32, eps float32) (mean, inv float64) {
+	d := float64(len(x))
+	sum, ok := sumF64SIMD(x)
+	if !ok {
+		for _, v := range x {
+			sum += float64(v)
+		}
+	}
+	mean = sum / d
+	vs, ok := sumSqDevSIMD(x, mean)
+	if !ok {
+		for _, v := range x {
+			dv := float64(v) - mean
+			vs += dv * dv
+		}
+	}
+	return mean, 1 / math.Sqrt(vs/d+float64(eps))
+}
+
+// GELUTanh applies the tanh approximation of GELU ("gelu_new") in place:
+// 0.5·x·(1+tanh(√(2/π)·(x+0.044715·x³))), evaluated in float64 as the
+// identical x/(1+exp(−2·√(2/π)·(x+0.044715·x³))), which has no cancellation
+// for negative x. Results are float32-rounded float64 values.
+func GELUTanh(x []float32) {
+	if geluTanhSIMD(x) {
+		return
+	}
+	for i, v := range x {
+		x[i] = geluTanh1(v)
+	}
+}
+
+const (
+	geluC  = 0.7978845608028654 // sqrt(2/pi)
+	geluC3 = 0.044715
+)
+
+func geluTanh1(v float32) float32 {
+	f := float64(v)
+	t := -2 * geluC * (f + float64(geluC3*f*f*f))
+	return float32(f / (1 + exp64(t)))
+}
+
+// exp64 is the float64 exponential of the kernels (the SIMD versions in
+// _asm/vector.go do exactly these operations): t clamped to ±700, which is
+// finite in float64 and far beyond what survives rounding to float32;
+// n = round(t·log2 e); r = t − n·ln 2 in two fused steps; a degree-13 Taylor
+// polynomial (truncation error < 2e-16 for |r| ≤ ln2/2); times 2ⁿ.
+func exp64(t float64) float64 {
+	t = min(max(t, -expClamp), expClamp)
+	y := float64(t*log2e) + expMagic // no fusion: the kernels round the product
+	n := y - expMagic
+	r := math.FMA(-n, ln2Hi, t)
+	r = math.FMA(-n, ln2Lo, r)
+	p := expCoef[13]
+	for i := 12; i >= 0; i-- {
+		p = math.FMA(p, r, expCoef[i])
+	}
+	return p * math.Float64frombits(uint64(int64(math.Float64bits(y)-math.Float64bits(expMagic))+1023)<<52)
+}
+
+const (
+	expClamp = 700
+	log2e    = 1.4426950408889634
+	expMagic = 6755399441055744.0 // 1.5·2⁵²: adding it rounds to an integer
+	ln2Hi    = 6.93147180369123816490e-01
+	ln2Lo    = 1.90821492927058770002e-10
+)
+
+// expCoef[i] = 1/i!.
+var expCoef = func() [14]float64 {
+	var c [14]float64
+	f := 1.0
+	for i := range c {
+		if i > 0 {
+			f *= float64(i)
+		}
+		c[i] = 1 / f
+	}
+	return c
+}()
+
+// GELUErf applies the exact GELU in place: 0.5·x·(1+erf(x/√2)), evaluated
+// in float64 as x·Φ(x) with a Taylor series of erf for |x| ≤ 2√2 and
+// exp(−z²)·(Chebyshev series) for erfc beyond, so the negative tail keeps its
+// relative accuracy. Results are within 1 ulp of float32(math.Erf formula)
+// apart from rare rounding ties.
+func GELUErf(x []float32) {
+	if geluErfSIMD(x) {
+		return
+	}
+	for i, v := range x {
+		x[i] = geluErf1(v)
+	}
+}
+
+// geluErf1 is the scalar form of the geluerf kernels (_asm/erf.go): the
+// same operations in the same order.
+func geluErf1(v float32) float32 {
+	f := float64(v)
+	z := f * (1 / math.Sqrt2)
+	a := math.Abs(z)
+	w := z * z
+	var phi float64
+	if a <= 2 {
+		p := erfTaylor[len(erfTaylor)-1]
+		for i := len(erfTaylor) - 2; i >= 0; i-- {
+			p = math.FMA(p, w, erfTaylor[i])
+		}
+		phi = float64(float64(p*z)*0.5) + 0.5
+	} else {
+		t := 1 / a
+		u := float64(t*4) - 1
+		u2 := u + u
+		b1, b2 := erfcCheb[len(erfcCheb)-1], 0.0
+		for k := len(erfcCheb) - 2; k >= 1; k-- {
+			b0 := math.FMA(u2, b1, erfcCheb[k]) - b2
+			b2, b1 = b1, b0
+		}
+		g := math.FMA(u, b1, erfcCheb[0]) - b2
+		h := float64(float64(exp64(-w)*g)*t) * 0.5 // ½·erfc(a)
+		if f < 0 {
+			phi = h
+		} else {
+			phi = 1 - h
+		}
+	}
+	return float32(f * phi)
+}
+
+// Softmax replaces x with softmax(x), computed stably: exponentials and
+// their sum in float64, then each value scaled by the float32 reciprocal.
+func Softmax(x []float32) {
+	if len(x) == 0 {
+		return
+	}
+	mx := maxF32(x)
+	s, ok := expSumSIMD(x, mx)
+	if !ok {
+		for i, v := range x {
+			e := exp64(float64(v - mx))
+			x[i] = float32(e)
+			s += e
+		}
+	}
+	Scale(x, float32(1/s))
+}
+
+// maxF32 returns the largest value of x (NaNs are skipped unless x[0] is NaN).
+func maxF32(x []float32) float32 {
+	if m, ok := maxSIMD(x); ok {
+		return m
+	}
+	mx := x[0]
+	for _, v := range x[1:] {
+		if v > mx {
+			mx = v
+		}
+	}
+	return mx
+}
+
+// Argmax returns the index of the largest value (the first one on ties).
+func Argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}

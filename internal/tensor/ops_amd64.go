@@ -1,0 +1,245 @@
+//go:build !purego
+
+package tensor
+
+// The vector kernels process whole vectors (16 floats with AVX-512, 8 with
+// AVX2); the last len%width elements are done here with the same operations.
+
+// vecWidth returns the float32 lanes of the active kernels, 0 for generic.
+func vecWidth() int {
+	switch active {
+	case implAVX512:
+		return 16
+	case implAVX2:
+		return 8
+	}
+	return 0
+}
+
+// split returns the length done by the vector kernels.
+func split(n int) (int, bool) {
+	w := vecWidth()
+	if w == 0 {
+		return 0, false
+	}
+	return n &^ (w - 1), true
+}
+
+func dotSIMD(a, b []float32) (float32, bool) {
+	nv, ok := split(len(a))
+	if !ok {
+		return 0, false
+	}
+	var s float32
+	if nv > 0 {
+		if active == implAVX512 {
+			s = dotAVX512(&a[0], &b[0], nv)
+		} else {
+			s = dotAVX2(&a[0], &b[0], nv)
+		}
+	}
+	for i := nv; i < len(a); i++ {
+		s += float32(a[i] * b[i])
+	}
+	return s, true
+}
+
+func axpySIMD(y []float32, a float32, x []float32) bool {
+	nv, ok := split(len(y))
+	if !ok {
+		return false
+	}
+	if nv > 0 {
+		if active == implAVX512 {
+			axpyAVX512(&y[0], a, &x[0], nv)
+		} else {
+			axpyAVX2(&y[0], a, &x[0], nv)
+		}
+	}
+	for i := nv; i < len(y); i++ {
+		y[i] += float32(a * x[i])
+	}
+	return true
+}
+
+func addSIMD(y, x []float32) bool {
+	nv, ok := split(len(y))
+	if !ok {
+		return false
+	}
+	if nv > 0 {
+		if active == implAVX512 {
+			addAVX512(&y[0], &x[0], nv)
+		} else {
+			addAVX2(&y[0], &x[0], nv)
+		}
+	}
+	for i := nv; i < len(y); i++ {
+		y[i] += x[i]
+	}
+	return true
+}
+
+func scaleSIMD(y []float32, a float32) bool {
+	nv, ok := split(len(y))
+	if !ok {
+		return false
+	}
+	if nv > 0 {
+		if active == implAVX512 {
+			scaleAVX512(&y[0], a, nv)
+		} else {
+			scaleAVX2(&y[0], a, nv)
+		}
+	}
+	for i := nv; i < len(y); i++ {
+		y[i] *= a
+	}
+	return true
+}
+
+func sumF64SIMD(x []float32) (float64, bool) {
+	nv, ok := split(len(x))
+	if !ok {
+		return 0, false
+	}
+	var s float64
+	if nv > 0 {
+		if active == implAVX512 {
+			s = sumf64AVX512(&x[0], nv)
+		} else {
+			s = sumf64AVX2(&x[0], nv)
+		}
+	}
+	for _, v := range x[nv:] {
+		s += float64(v)
+	}
+	return s, true
+}
+
+func sumSqDevSIMD(x []float32, mean float64) (float64, bool) {
+	nv, ok := split(len(x))
+	if !ok {
+		return 0, false
+	}
+	var s float64
+	if nv > 0 {
+		if active == implAVX512 {
+			s = sumsqdevAVX512(&x[0], nv, mean)
+		} else {
+			s = sumsqdevAVX2(&x[0], nv, mean)
+		}
+	}
+	for _, v := range x[nv:] {
+		d := float64(v) - mean
+		s += d * d
+	}
+	return s, true
+}
+
+func layerNormApplySIMD(y, x []float32, mean, inv float64, g, b []float32) bool {
+	nv, ok := split(len(x))
+	if !ok {
+		return false
+	}
+	g = g[:len(x)]
+	if b != nil {
+		b = b[:len(x)]
+	}
+	if nv > 0 {
+		var bp *float32
+		if b != nil {
+			bp = &b[0]
+		}
+		if active == implAVX512 {
+			lnapplyAVX512(&y[0], &x[0], nv, mean, inv, &g[0], bp)
+		} else {
+			lnapplyAVX2(&y[0], &x[0], nv, mean, inv, &g[0], bp)
+		}
+	}
+	for k := nv; k < len(x); k++ {
+		v := float32((float64(x[k]) - mean) * inv)
+		if b != nil {
+			y[k] = float32(v*g[k]) + b[k]
+		} else {
+			y[k] = v * g[k]
+		}
+	}
+	return true
+}
+
+func geluTanhSIMD(x []float32) bool {
+	nv, ok := split(len(x))
+	if !ok {
+		return false
+	}
+	if nv > 0 {
+		if active == implAVX512 {
+			gelutanhAVX512(&x[0], nv)
+		} else {
+			gelutanhAVX2(&x[0], nv)
+		}
+	}
+	for i := nv; i < len(x); i++ {
+		x[i] = geluTanh1(x[i])
+	}
+	return true
+}
+
+func geluErfSIMD(x []float32) bool {
+	nv, ok := split(len(x))
+	if !ok {
+		return false
+	}
+	if nv > 0 {
+		if active == implAVX512 {
+			geluerfAVX512(&x[0], nv)
+		} else {
+			geluerfAVX2(&x[0], nv)
+		}
+	}
+	for i := nv; i < len(x); i++ {
+		x[i] = geluErf1(x[i])
+	}
+	return true
+}
+
+func expSumSIMD(x []float32, mx float32) (float64, bool) {
+	nv, ok := split(len(x))
+	if !ok {
+		return 0, false
+	}
+	var s float64
+	if nv > 0 {
+		if active == implAVX512 {
+			s = expsumAVX512(&x[0], nv, mx)
+		} else {
+			s = expsumAVX2(&x[0], nv, mx)
+		}
+	}
+	for i := nv; i < len(x); i++ {
+		e := exp64(float64(x[i] - mx))
+		x[i] = float32(e)
+		s += e
+	}
+	return s, true
+}
+
+func maxSIMD(x []float32) (float32, bool) {
+	nv, ok := split(len(x))
+	if !ok || nv == 0 {
+		return 0, false
+	}
+	var m float32
+	if active == implAVX512 {
+		m = maxfAVX512(&x[0], nv)
+	} else {
+		m = maxfAVX2(&x[0], nv)
+	}
+	for _, v := range x[nv:] {
+		if v > m {
+			m = v
+		}
+	}
+	return m, true
+}

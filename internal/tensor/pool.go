@@ -1,0 +1,186 @@
+package tensor
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// The worker pool is process-wide: Threads()-1 goroutines that sleep on a
+// channel and help whichever caller posts work. A parallel operation is cut
+// into chunks that the caller and any idle helper grab with an atomic
+// counter, so a busy helper (serving another caller) never delays anyone:
+// the caller then simply does the chunks itself. How work is cut never
+// changes results: chunks are disjoint sets of output elements.
+
+// chunker is one parallel operation: run(c, scratch) does chunk c. scratch
+// is private to the goroutine running the chunk, for kernels that need a
+// temporary buffer.
+type chunker interface {
+	run(c int, scratch *[]float32)
+}
+
+type job struct {
+	work chunker
+	n    int32
+	next atomic.Int32
+	done atomic.Int32
+	wake chan struct{}
+}
+
+// runChunks runs chunks until none is left; the goroutine finishing the last
+// chunk of the job signals wake exactly once.
+func (j *job) runChunks(scratch *[]float32) {
+	for {
+		c := j.next.Add(1) - 1
+		if c >= j.n {
+			return
+		}
+		j.work.run(int(c), scratch)
+		if j.done.Add(1) == j.n {
+			j.wake <- struct{}{}
+		}
+	}
+}
+
+// PoolWorkerFunction is the function every helper goroutine of the pool
+// runs. The helpers live for the whole process (blocked when idle), so tests
+// that check for leaked goroutines should ignore them:
+//
+//	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction(tensor.PoolWorkerFunction))
+//
+// or call SetThreads(1) first, which stops them.
+const PoolWorkerFunction = "github.com/nanovox/nanovox/internal/tensor.(*poolState).worker"
+
+type poolState struct {
+	threads int
+	jobs    chan *job
+	quit    chan struct{}
+	wg      sync.WaitGroup
+}
+
+var (
+	poolMu  sync.Mutex
+	poolCur atomic.Pointer[poolState]
+)
+
+// SetThreads sets how many threads (the calling goroutine included) Linear
+// and Attend may use; n < 1 means 1. The default is GOMAXPROCS at first use.
+// Shrinking stops the surplus workers before SetThreads returns, so
+// SetThreads(1) leaves no goroutine of this package running.
+func SetThreads(n int) {
+	n = max(n, 1)
+	poolMu.Lock()
+	defer poolMu.Unlock()
+	if old := poolCur.Load(); old != nil {
+		if old.threads == n {
+			return
+		}
+		close(old.quit)
+		old.wg.Wait()
+	}
+	st := &poolState{threads: n, jobs: make(chan *job, 4*n), quit: make(chan struct{})}
+	for range n - 1 {
+		st.wg.Add(1)
+		go st.worker()
+	}
+	poolCur.Store(st)
+}
+
+// Threads returns the number of threads parallel operations may use.
+func Threads() int { return pool().threads }
+
+func pool() *poolState {
+	if st := poolCur.Load(); st != nil {
+		return st
+	}
+	poolMu.Lock()
+	st := poolCur.Load()
+	poolMu.Unlock()
+	if st == nil {
+		SetThreads(runtime.GOMAXPROCS(0))
+		st = poolCur.Load()
+	}
+	return st
+}
+
+// spinFor is how long an idle helper keeps polling for work before it
+// blocks. Waking a blocked goroutine on an idle core takes tens of
+// microseconds on virtual machines, longer than many Linear calls; the
+// calls of one forward pass come microseconds apart, so a short spin keeps
+// the helper hot through a whole frame step. The spin yields the processor
+// to other goroutines on every round.
+const spinFor = 200 * time.Microsecond
+
+// worker helps with posted jobs until quit is closed.
+func (st *poolState) worker() {
+	defer st.wg.Done()
+	var scratch []float32
+	for {
+		select {
+		case j := <-st.jobs:
+			j.runChunks(&scratch)
+			continue
+		case <-st.quit:
+			return
+		default:
+		}
+		if j := st.spin(); j != nil {
+			j.runChunks(&scratch)
+			continue
+		}
+		select {
+		case j := <-st.jobs:
+			j.runChunks(&scratch)
+		case <-st.quit:
+			return
+		}
+	}
+}
+
+// spin polls for a job for up to spinFor.
+func (st *poolState) spin() *job {
+	start := time.Now()
+	for {
+		for range 64 {
+			select {
+			case j := <-st.jobs:
+				return j
+			default:
+			}
+		}
+		if time.Since(start) > spinFor {
+			return nil
+		}
+		runtime.Gosched()
+	}
+}
+
+// parallel runs work's n chunks on up to Threads() goroutines and returns
+// when all are done. scratch is the caller's own buffer for run.
+func parallel(work chunker, n int, scratch *[]float32) {
+	st := pool()
+	if n <= 1 || st.threads == 1 {
+		for c := range n {
+			work.run(c, scratch)
+		}
+		return
+	}
+	j := &job{work: work, n: int32(n), wake: make(chan struct{}, 1)}
+	for range min(st.threads-1, n-1) {
+		select {
+		case st.jobs <- j:
+		default: // every helper is busy: the caller does the rest
+		}
+	}
+	j.runChunks(scratch)
+	// The last chunks are usually microseconds from done: poll before
+	// blocking, for the same reason helpers spin.
+	for i := 0; j.done.Load() != j.n && i < 1<<14; i++ {
+		if i%64 == 63 {
+			runtime.Gosched()
+		}
+	}
+	<-j.wake
+}
