@@ -260,6 +260,16 @@ func loadTransformer(st *weights.Store, prefix string, mc *Module, opts Options)
 			}
 		}
 	}
+	// Pack for the SIMD kernels (in place; a no-op on the portable path).
+	t.inProj.Pack()
+	t.outProj.Pack()
+	for l := range t.layers {
+		ly := &t.layers[l]
+		ly.qkv.Pack()
+		ly.out.Pack()
+		ly.ff1.Pack()
+		ly.ff2.Pack()
+	}
 	return t, nil
 }
 
@@ -318,6 +328,7 @@ func loadWN(st *weights.Store, prefix string, out, in int) (*wnLinear, error) {
 	if l.bias, err = st.F32([]int{out}, prefix+".bias"); err != nil {
 		return nil, err
 	}
+	l.w.Pack()
 	return l, nil
 }
 

@@ -134,20 +134,7 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, scores []fl
 		if t.causal {
 			hi = i + 1
 		}
-		q := qkv[3*i*d:]
-		s := scores[:hi-lo]
-		for h := range t.heads {
-			qh := q[h*hd : (h+1)*hd]
-			for j := lo; j < hi; j++ {
-				s[j-lo] = tensor.Dot(qh, qkv[3*j*d+d+h*hd:]) * t.scale
-			}
-			tensor.Softmax(s)
-			ah := a[h*hd : (h+1)*hd]
-			clear(ah)
-			for j := lo; j < hi; j++ {
-				tensor.Axpy(ah, s[j-lo], qkv[3*j*d+2*d+h*hd:])
-			}
-		}
+		tensor.Attend(a, qkv[3*i*d:3*i*d+d], qkv[3*lo*d+d:], qkv[3*lo*d+2*d:], hi-lo, t.heads, hd, 3*d, t.scale, scores)
 	}
 }
 
@@ -167,28 +154,7 @@ func (t *transformer) attendRing(att, qkv []float32, n, pos0 int, kr, vr, scores
 		lo := max(0, p-ctx+1)
 		cnt := p - lo + 1
 		first := lo % ctx
-		a := att[i*d : (i+1)*d]
-		s := scores[:cnt]
-		for h := range t.heads {
-			qh := r[h*hd : (h+1)*hd]
-			sl := first
-			for j := range cnt {
-				s[j] = tensor.Dot(qh, kr[sl*d+h*hd:]) * t.scale
-				if sl++; sl == ctx {
-					sl = 0
-				}
-			}
-			tensor.Softmax(s)
-			ah := a[h*hd : (h+1)*hd]
-			clear(ah)
-			sl = first
-			for j := range cnt {
-				tensor.Axpy(ah, s[j], vr[sl*d+h*hd:])
-				if sl++; sl == ctx {
-					sl = 0
-				}
-			}
-		}
+		tensor.AttendRing(att[i*d:(i+1)*d], r[:d], kr, vr, ctx, first, cnt, t.heads, hd, d, t.scale, scores)
 	}
 }
 

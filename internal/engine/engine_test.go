@@ -15,9 +15,12 @@ import (
 	"github.com/nanovox/nanovox/internal/audio"
 	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/family/mossnano"
+	"github.com/nanovox/nanovox/internal/tensor"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction(tensor.PoolWorkerFunction))
+}
 
 var (
 	famOnce sync.Once

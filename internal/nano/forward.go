@@ -130,21 +130,8 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 // attend computes causal multi-head attention of one query row over the first
 // nkeys cached positions: out[h] = Σ_j softmax_j(q_h·k_jh·scale) v_jh.
 func attend(out, q, keys, vals []float32, nkeys, nh, hd int, scale float32, ws *workspace) {
-	H := nh * hd
 	ws.scores = grow(ws.scores, nkeys)
-	sc := ws.scores
-	for h := range nh {
-		qh := q[h*hd : (h+1)*hd]
-		for j := range nkeys {
-			sc[j] = tensor.Dot(qh, keys[j*H+h*hd:j*H+(h+1)*hd]) * scale
-		}
-		tensor.Softmax(sc)
-		oh := out[h*hd : (h+1)*hd]
-		clear(oh)
-		for j := range nkeys {
-			tensor.Axpy(oh, sc[j], vals[j*H+h*hd:j*H+(h+1)*hd])
-		}
-	}
+	tensor.Attend(out, q, keys, vals, nkeys, nh, hd, nh*hd, scale, ws.scores)
 }
 
 // embedRows writes the input embedding of each row into x [rows, H]:

@@ -166,6 +166,21 @@ func load(dir string, opts Options) (*Model, error) {
 			m.Warnings = append(m.Warnings, fmt.Sprintf("ignored unexpected tensor %q", n))
 		}
 	}
+	// Pack the matrices the kernels multiply by (in place; no-op on the
+	// portable path). wte stays row-addressable for embedding lookups and the
+	// two-row text head.
+	for _, e := range m.audioEmb {
+		e.Pack()
+	}
+	for _, s := range []*stack{&m.global, &m.local} {
+		for i := range s.blocks {
+			b := &s.blocks[i]
+			b.attnW.Pack()
+			b.projW.Pack()
+			b.fcInW.Pack()
+			b.fcOutW.Pack()
+		}
+	}
 	if cfg.GPT2.PositionEmbeddingType == "rope" {
 		m.rope = tensor.NewRoPE(cfg.HeadDim(), cfg.RopeBase(), 4096)
 	}
