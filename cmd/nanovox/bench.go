@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +28,7 @@ type benchOptions struct {
 	streams, modes, voices             string
 	frames, runs                       int
 	asJSON                             bool
+	cpuProfile                         string
 	seed                               uint64
 }
 
@@ -68,6 +70,7 @@ full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.`,
 	f.StringVar(&o.voices, "voices", "saved,inline", "voice kinds to measure")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object with a results array")
 	f.Uint64Var(&o.seed, "seed", 1, "base seed")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
 	return cmd
 }
 
@@ -166,6 +169,17 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	}
 	fmt.Fprintf(log, "bench: %s, %d frames per request (%.1f s), %d run(s), GOMAXPROCS %d, RSS after load %.0f MiB\n",
 		info.ModelType, o.frames, float64(o.frames)*info.FrameDuration(), o.runs, runtime.GOMAXPROCS(0), bench.RSSMB())
+	if o.cpuProfile != "" {
+		pf, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	start := time.Now()
 	rs, err := bench.Run(ctx, fam, bench.Config{
 		Text: o.text, RefPCM: ref, Frames: o.frames, Streams: streams, Runs: o.runs,

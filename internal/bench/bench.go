@@ -10,6 +10,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -141,6 +143,8 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 			return Result{}, err
 		}
 	}
+	runtime.GC()
+	debug.FreeOSMemory()
 	resetPeakRSS()
 	var all []sample
 	var totalFrames int

@@ -150,7 +150,9 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 	for _, c := range chunks {
 		maxText = max(maxText, len(c.TokenIDs))
 	}
-	capacity := len(m.PrefixRows(ref))/(m.Config.NVQ+1) + maxText + len(m.template.tail) + p.MaxNewFrames + 1
+	// Room for the prompt and a few seconds of frames; the cache grows (by
+	// append) only for requests that run longer, so memory follows use.
+	capacity := len(m.PrefixRows(ref))/(m.Config.NVQ+1) + maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
 	g.cache = newKVCache(m.Config.GPT2.NLayer, m.Config.Hidden(), capacity)
 	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.Hidden(), m.Config.NVQ+1)
 	g.seen = make([][]bool, m.Config.NVQ)

@@ -107,6 +107,7 @@ func (p *Params) chunkFrameCap(n int) int {
 type sampler struct {
 	rng   *rand.Rand
 	idx   []int
+	top   []float32
 	probs []float64
 }
 
@@ -154,12 +155,28 @@ func (s *sampler) pick(logits []float32, greedy bool, temperature float64, topK 
 	}
 	negInf := float32(math.Inf(-1))
 	if topK > 0 && topK < n {
-		s.idx = s.idx[:0]
-		for i := range n {
-			s.idx = append(s.idx, i)
+		// Threshold = the k-th largest score (ties at the threshold kept, as
+		// upstream's masked_fill(scores < threshold)). A sorted buffer of the
+		// k best values: O(n) comparisons for small k, no sort of all n.
+		top := s.top[:0]
+		for _, v := range logits {
+			if len(top) == topK && v <= top[topK-1] {
+				continue
+			}
+			i := len(top)
+			if i < topK {
+				top = append(top, v)
+			} else {
+				i = topK - 1
+			}
+			for i > 0 && top[i-1] < v {
+				top[i] = top[i-1]
+				i--
+			}
+			top[i] = v
 		}
-		sort.Slice(s.idx, func(a, b int) bool { return logits[s.idx[a]] > logits[s.idx[b]] })
-		th := logits[s.idx[topK-1]]
+		s.top = top
+		th := top[topK-1]
 		for i, v := range logits {
 			if v < th {
 				logits[i] = negInf
@@ -167,9 +184,12 @@ func (s *sampler) pick(logits []float32, greedy bool, temperature float64, topK 
 		}
 	}
 	if topP > 0 && topP < 1 {
+		// Only the tokens that survived top-k take part: sort those.
 		s.idx = s.idx[:0]
-		for i := range n {
-			s.idx = append(s.idx, i)
+		for i, v := range logits {
+			if v != negInf {
+				s.idx = append(s.idx, i)
+			}
 		}
 		sort.SliceStable(s.idx, func(a, b int) bool { return logits[s.idx[a]] > logits[s.idx[b]] })
 		mx := float64(logits[s.idx[0]])

@@ -1,0 +1,139 @@
+package mossnano
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/nanovox/nanovox/internal/engine"
+	"github.com/nanovox/nanovox/internal/nano"
+	"github.com/nanovox/nanovox/internal/testmodel"
+)
+
+var (
+	fullOnce sync.Once
+	fullFam  *Family
+	fullErr  error
+)
+
+// fullSize writes the release-shaped random checkpoint (bf16) once per
+// process and loads it. Set NANOVOX_BENCH_MODEL to reuse a directory made by
+// `nanovox dev mkmodel --preset nano-100m --dtype bfloat16`.
+func fullSize(b *testing.B) *Family {
+	fullOnce.Do(func() {
+		dir := os.Getenv("NANOVOX_BENCH_MODEL")
+		if dir == "" {
+			d, err := os.MkdirTemp("", "nanovox-bench")
+			if err != nil {
+				fullErr = err
+				return
+			}
+			defer os.RemoveAll(d)
+			if fullErr = testmodel.Write(d, testmodel.Nano100M, testmodel.OpenMOSS, testmodel.BFloat16, 1); fullErr != nil {
+				return
+			}
+			dir = d
+		}
+		fullFam, fullErr = Load(filepath.Join(dir, "lm"), filepath.Join(dir, "codec"), Options{KeepBF16: true})
+	})
+	if fullErr != nil {
+		b.Fatal(fullErr)
+	}
+	return fullFam
+}
+
+// newJobs prepares n jobs with a 5 s reference and a one-chunk text, stepped
+// once (the prefill) so that the benchmark measures steady frames.
+func newJobs(b *testing.B, f *Family, n int) []engine.Job {
+	ref := make([][]int, 62)
+	for i := range ref {
+		ref[i] = make([]int, f.LM.Config.NVQ)
+		for c := range ref[i] {
+			ref[i][c] = (i*31 + c*7) % 1024
+		}
+	}
+	p := f.DefaultParams()
+	p.IgnoreEOS = true
+	p.MaxFrames = 1 << 20
+	var jobs []engine.Job
+	for i := range n {
+		p.Seed = uint64(i)
+		j, err := f.Prepare(&engine.Voice{Codes: ref}, nil, "A benchmark sentence of ordinary length for one chunk.", p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	if _, err := f.NewStepper().Step(jobs); err != nil {
+		b.Fatal(err)
+	}
+	return jobs
+}
+
+// BenchmarkFrameStep is one full frame (global transformer, local
+// transformer and heads, sampling, streaming codec decode) for 1, 4 and 8
+// streams stepped together on the full-size checkpoint. ns/op is per step;
+// frames/s counts all streams.
+func BenchmarkFrameStep(b *testing.B) {
+	f := fullSize(b)
+	for _, n := range []int{1, 4, 8} {
+		b.Run("streams="+itoa(n), func(b *testing.B) {
+			jobs := newJobs(b, f, n)
+			st := f.NewStepper()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := st.Step(jobs); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "frames/s")
+		})
+	}
+}
+
+// BenchmarkFrameParts splits one stream's frame into the language model and
+// the codec decode.
+func BenchmarkFrameParts(b *testing.B) {
+	f := fullSize(b)
+	b.Run("lm", func(b *testing.B) {
+		jobs := newJobs(b, f, 1)
+		st := f.LM.NewStepper()
+		g := jobs[0].(*job).gen
+		for b.Loop() {
+			if _, err := st.Step([]*nano.Generation{g}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("codec", func(b *testing.B) {
+		d := f.Codec.NewDecoder()
+		frame := [][]int{make([]int, f.LM.Config.NVQ)}
+		var buf []float32
+		var err error
+		for i := 0; b.Loop(); i++ {
+			for c := range frame[0] {
+				frame[0][c] = (i + c*13) % 1024
+			}
+			if buf, err = d.Step(buf[:0], frame); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode-5s", func(b *testing.B) {
+		pcm := make([]float32, 2*5*48000)
+		for i := range pcm {
+			pcm[i] = float32((i*7919)%2001-1000) / 4000
+		}
+		for b.Loop() {
+			if _, err := f.EncodeReference(context.Background(), pcm); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func itoa(n int) string {
+	return string(rune('0' + n))
+}
