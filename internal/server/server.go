@@ -112,6 +112,7 @@ func (s *Server) Handler() http.Handler {
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
+					s.metrics.request(routeLabel(r), rec.status) // an aborted stream
 					panic(p)
 				}
 				s.log.Error("panic serving request", "path", r.URL.Path, "panic", p, "stack", string(debug.Stack()))
@@ -244,7 +245,7 @@ func (s *Server) modelList() []map[string]any {
 
 func (s *Server) handleModel(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	if !s.modelOK(id) {
+	if id == "" || !s.modelOK(id) {
 		writeError(w, notFound("model", "model_not_found", "model %q is not served here", id))
 		return
 	}

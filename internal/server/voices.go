@@ -61,7 +61,7 @@ func voiceError(err error) error {
 	case errors.Is(err, voice.ErrNotFound):
 		return notFound("voice", "voice_not_found", "%v", err)
 	case errors.Is(err, voice.ErrExists):
-		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Param: str("name"), Code: str("voice_exists"), Message: err.Error() + "; send replace=true to overwrite it"}
+		return &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Param: str("name"), Code: str("voice_exists"), Message: err.Error() + " (send replace=true to overwrite)"}
 	case errors.Is(err, voice.ErrLimit):
 		return &apiError{Status: http.StatusInsufficientStorage, Type: "invalid_request_error", Code: str("voice_limit"), Message: err.Error()}
 	case errors.As(err, &ie):
@@ -193,6 +193,7 @@ func (s *Server) handleVoiceAdd(w http.ResponseWriter, r *http.Request) {
 		writeError(w, badRequest("name", "invalid_name", "%v", err))
 		return
 	}
+	s.reloadVoices()
 	if !replace {
 		if _, err := s.cfg.Voices.Get(name); err == nil {
 			writeError(w, &apiError{Status: http.StatusConflict, Type: "invalid_request_error", Param: str("name"), Code: str("voice_exists"),
@@ -239,7 +240,10 @@ func (s *Server) handleVoiceAdd(w http.ResponseWriter, r *http.Request) {
 func (s *Server) parseVoiceUpload(w http.ResponseWriter, r *http.Request) (name string, clip []byte, refText string, replace bool, clipParam string, err error) {
 	body := http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxBodyBytes)
 	r.Body = body // the multipart reader below reads through the limit
-	mt, params, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	mt, params, perr := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if perr != nil && r.Header.Get("Content-Type") != "" {
+		mt = "invalid"
+	}
 	switch mt {
 	case "application/json", "", "application/x-www-form-urlencoded", "text/plain":
 		clipParam = "ref_audio"
