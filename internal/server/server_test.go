@@ -309,8 +309,13 @@ func TestFirstChunkBeforeGenerationEnds(t *testing.T) {
 	ts.steps.mu.Lock()
 	atFirst := ts.steps.atFirst
 	ts.steps.mu.Unlock()
-	if len(atFirst) != 1 || atFirst[0] > 2 || total < 50 || len(rest)+2 != 50*3840*2 {
-		t.Fatalf("first chunk handed to the writer after %v steps of %d (%d bytes); want it taken right after step 1 (the engine may already run step 2)", atFirst, total, len(rest)+2)
+	// The first chunk (one frame, see engine.TestChunkSizes) is ready after
+	// step 1. Backpressure lets the engine make at most one more chunk (7
+	// frames at the default 0.5 s interval) before the writer takes it, so
+	// it is taken after at most 8 of the 50 steps, however the goroutines
+	// are scheduled.
+	if len(atFirst) != 1 || atFirst[0] > 8 || total < 50 || len(rest)+2 != 50*3840*2 {
+		t.Fatalf("first chunk taken by the writer after %v steps of %d (%d bytes); want at most 8", atFirst, total, len(rest)+2)
 	}
 	t.Logf("first chunk left after step %d of %d", atFirst[0], total)
 }
