@@ -1,0 +1,40 @@
+package server
+
+import (
+	"bytes"
+	"testing"
+)
+
+// FuzzSpeechRequest feeds arbitrary bodies through the strict decoder and
+// the validator: never a panic, and every rejection is a 4xx API error.
+func FuzzSpeechRequest(f *testing.F) {
+	for _, s := range []string{
+		`{"input":"hi","voice":"bob"}`,
+		`{"input":"hi","voice":{"ref_audio":"UklGRg==","ref_text":"x"},"stream":true,"stream_format":"sse","seed":1,"top_k":3}`,
+		`{"input":"hi","voice":{"id":"bob"},"speed":1.0,"language":"auto","streaming_interval":0.08}`,
+		`{"input":null}`, `[]`, `{"voice":{"ref_audio":1}}`, `{"input":"a"} x`, `{"seed":-1}`, `{"input":"\u0000"}`,
+		`{"voice":{"ref_audio":"data:audio/wav;base64,QUJD"}}`, `{"max_new_frames":1e99}`,
+	} {
+		f.Add([]byte(s))
+	}
+	lim := Limits{MaxInputChars: 100, MaxBodyBytes: 1 << 20, MaxNewFrames: 375}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var req speechRequest
+		if err := strictDecode(bytes.NewReader(b), &req); err != nil {
+			if ae, ok := err.(*apiError); !ok || ae.Status < 400 || ae.Status >= 500 {
+				t.Fatalf("decode error %T %v is not a 4xx API error", err, err)
+			}
+			return
+		}
+		v, err := req.validate(lim, func(string) bool { return true })
+		if err != nil {
+			if ae, ok := err.(*apiError); !ok || ae.Status < 400 || ae.Status >= 500 {
+				t.Fatalf("validation error %T %v is not a 4xx API error", err, err)
+			}
+			return
+		}
+		if v.input == "" || (v.voiceName == "" && len(v.refAudio) == 0) || v.firstFrames < 1 || v.chunkFrames < 1 {
+			t.Fatalf("accepted an unusable request: %+v", v)
+		}
+	})
+}
