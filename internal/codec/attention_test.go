@@ -51,6 +51,19 @@ func naiveAttention(qkv []float32, n, length, d, heads, ctx int, causal bool) []
 	return out
 }
 
+// testWork returns scratch for attention over up to rows rows.
+func testWork(rows int) *work {
+	return &work{lo: make([]int, rows), hi: make([]int, rows)}
+}
+
+// testRing returns the streaming state of a one-layer transformer whose
+// steps attend in groups of group rows.
+func testRing(tr *transformer, group int) *ringState {
+	n := tr.context - 1 + group
+	return &ringState{ring: n, group: group, heads: tr.heads, hd: tr.hd,
+		k: [][]float32{make([]float32, n*tr.d)}, v: [][]float32{make([]float32, n*tr.d)}}
+}
+
 func testTransformer(d, heads, ctx int, causal bool) *transformer {
 	return &transformer{d: d, heads: heads, hd: d / heads, context: ctx, causal: causal,
 		scale: float32(1 / math.Sqrt(float64(d/heads)))}
@@ -73,7 +86,7 @@ func TestAttendWholeMask(t *testing.T) {
 		}
 		tr := testTransformer(d, heads, tc.ctx, tc.causal)
 		att := randSlice(rng, n*d)
-		tr.attendWhole(att, qkv, n, tc.length, make([]float32, n))
+		tr.attendWhole(att, qkv, n, tc.length, testWork(n))
 		want := naiveAttention(qkv, n, tc.length, d, heads, tc.ctx, tc.causal)
 		for i := range att {
 			if diff := math.Abs(float64(att[i]) - want[i]); !(diff < 1e-5) {
@@ -83,26 +96,30 @@ func TestAttendWholeMask(t *testing.T) {
 	}
 }
 
-// TestAttendRingMatchesWhole feeds the same rows through the ring buffer in
-// uneven chunks.
+// TestAttendRingMatchesWhole feeds the same rows through the ring buffers in
+// uneven steps, with several group sizes, while the rings wrap: the result
+// must be bit-identical to whole-sequence attention.
 func TestAttendRingMatchesWhole(t *testing.T) {
-	const d, heads, n = 8, 4, 40
+	const d, heads, n = 8, 4, 300
 	rng := rand.New(rand.NewPCG(2, 2))
 	for _, ctx := range []int{1, 2, 5, 16, 64} {
-		tr := testTransformer(d, heads, ctx, true)
-		qkv := randSlice(rng, n*3*d)
-		want := make([]float32, n*d)
-		tr.attendWhole(want, qkv, n, n, make([]float32, n))
-		kr, vr := make([]float32, ctx*d), make([]float32, ctx*d)
-		got := make([]float32, n*d)
-		for pos, step := 0, 1; pos < n; step = step%7 + 1 {
-			k := min(step, n-pos)
-			tr.attendRing(got[pos*d:], qkv[pos*3*d:], k, pos, kr, vr, make([]float32, ctx))
-			pos += k
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("ctx %d: att[%d] = %g, whole %g", ctx, i, got[i], want[i])
+		for _, group := range []int{1, 3, 8} {
+			tr := testTransformer(d, heads, ctx, true)
+			qkv := randSlice(rng, n*3*d)
+			want := make([]float32, n*d)
+			tr.attendWhole(want, qkv, n, n, testWork(n))
+			rs := testRing(tr, group)
+			w := testWork(group)
+			got := make([]float32, n*d)
+			for step := 1; rs.pos < n; step = step%7 + 1 {
+				k := min(step, n-rs.pos)
+				tr.attendRing(got[rs.pos*d:], qkv[rs.pos*3*d:], k, rs.pos, rs, 0, w)
+				rs.pos += k
+			}
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("ctx %d group %d: att[%d] = %g, whole %g", ctx, group, i, got[i], want[i])
+				}
 			}
 		}
 	}
@@ -141,12 +158,16 @@ func BenchmarkAttendRing(b *testing.B) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	tr := testTransformer(d, heads, ctx, true)
 	qkv := randSlice(rng, rows*3*d)
-	kr, vr := randSlice(rng, ctx*d), randSlice(rng, ctx*d)
-	att, scores := make([]float32, rows*d), make([]float32, ctx)
-	pos := 10 * ctx
+	rs := testRing(tr, rows)
+	copy(rs.k[0], randSlice(rng, rs.ring*d))
+	copy(rs.v[0], randSlice(rng, rs.ring*d))
+	rs.pos = 10 * ctx
+	w := testWork(rows)
+	att := make([]float32, rows*d)
+	b.ReportAllocs()
 	for b.Loop() {
-		tr.attendRing(att, qkv, rows, pos, kr, vr, scores)
-		pos += rows
+		tr.attendRing(att, qkv, rows, rs.pos, rs, 0, w)
+		rs.pos += rows
 	}
 }
 

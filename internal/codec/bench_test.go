@@ -120,3 +120,52 @@ func BenchmarkDecoderStepTiny(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkBatchStep decodes one frame for each of 8 full-context streams:
+// through one Batch step, and as 8 separate Decoder steps. ns/op is per
+// step of all streams.
+func BenchmarkBatchStep(b *testing.B) {
+	m := fullModel(b)
+	const streams = 8
+	frames := testFrames(m, 125, 1)
+	decs := make([]*codec.Decoder, streams)
+	for i := range decs {
+		decs[i] = m.NewDecoder()
+		if _, err := decs[i].Step(nil, frames); err != nil {
+			b.Fatal(err)
+		}
+	}
+	step := make([][]int, streams)
+	dst := make([][]float32, streams)
+	b.Run("batch", func(b *testing.B) {
+		bt := m.NewBatch()
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			for s := range step {
+				step[s] = frames[(i+s)%125]
+				dst[s] = dst[s][:0]
+			}
+			if err := bt.Step(decs, step, dst); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		b.ReportMetric(float64(streams*b.N)/b.Elapsed().Seconds(), "frames/s")
+	})
+	b.Run("separate", func(b *testing.B) {
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			for s, d := range decs {
+				out, err := d.Step(dst[s][:0], frames[(i+s)%125:(i+s)%125+1])
+				if err != nil {
+					b.Fatal(err)
+				}
+				dst[s] = out
+			}
+			i++
+		}
+		b.ReportMetric(float64(streams*b.N)/b.Elapsed().Seconds(), "frames/s")
+	})
+}

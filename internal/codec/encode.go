@@ -52,10 +52,11 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 				r /= s.patch
 				continue
 			}
-			ws.add(s.tr, r, r, ffBlockRows)
+			ws.add(s.tr, r, ffBlockRows)
 		}
 	}
 	w := ws.alloc()
+	whole := []span{{row: 0, n: 0, pos: 0}}
 
 	for _, s := range m.enc {
 		if s.patch > 0 {
@@ -66,9 +67,8 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 		}
 		t := s.tr
 		y := make([]float32, rows*t.outDim)
-		t.forward(y, x, rows, 0, &w, func(_ int, att, qkv []float32, n int) {
-			t.attendWhole(att, qkv, n, length, w.scores)
-		})
+		whole[0].n = rows
+		t.forward(y, x, rows, whole, &w, nil, length)
 		x, width = y, t.outDim
 	}
 	if length != frames {
@@ -112,10 +112,11 @@ func (m *Model) Decode(frames [][]int) ([]float32, error) {
 				r *= s.patch
 				continue
 			}
-			ws.add(s.tr, r, min(r, s.tr.context), ffBlockRows)
+			ws.add(s.tr, r, ffBlockRows)
 		}
 	}
 	w := ws.alloc()
+	whole := []span{{row: 0, n: 0, pos: 0}}
 
 	rows, width := n, q.out
 	for _, s := range m.dec {
@@ -127,10 +128,8 @@ func (m *Model) Decode(frames [][]int) ([]float32, error) {
 		}
 		t := s.tr
 		y := make([]float32, rows*t.outDim)
-		length := rows
-		t.forward(y, x, rows, 0, &w, func(_ int, att, qkv []float32, n int) {
-			t.attendWhole(att, qkv, n, length, w.scores)
-		})
+		whole[0].n = rows
+		t.forward(y, x, rows, whole, &w, nil, rows)
 		x, width = y, t.outDim
 	}
 	// x is [samples, streamWidth]: interleaved channels either way.

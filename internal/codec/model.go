@@ -6,7 +6,9 @@
 // Decode (codes → waveform) may run concurrently. A Decoder holds the state
 // of one streaming decode (per transformer a position offset, per layer a
 // ring buffer of the last context keys and values) and produces, frame by
-// frame, exactly the samples a whole decode of the same frames produces.
+// frame, exactly the samples a whole decode of the same frames produces,
+// bit for bit. A Batch steps many Decoders together, sharing the row-wise
+// matrix products, with the same bits again.
 //
 // # Waveforms
 //
@@ -24,7 +26,10 @@
 // input projection → optional sinusoidal embedding → pre-LN layers (causal
 // windowed attention with RoPE on interleaved pairs, exact-erf GELU MLP,
 // layer scale) → output projection, no biases. The quantizer's weight-normed
-// 1×1 convolutions are folded into plain matrices at load time.
+// 1×1 convolutions are folded into plain matrices at load time. Attention
+// runs through tensor.AttendWindows, whose per-row results do not depend on
+// which rows share a call: that is what makes streamed, whole and batched
+// decoding agree exactly.
 //
 // Where the mlx-audio port and the OpenMOSS original differ, this package
 // follows OpenMOSS: transformer input/output projections always exist,

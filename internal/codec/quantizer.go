@@ -130,9 +130,10 @@ func (q *quantizer) encode(codes [][]int, x []float32, n int) {
 	}
 }
 
-// decode writes the decoder input y [n, out] for n frames of nq codes each:
+// decode writes the decoder input y [n, out] for n frames:
 // output_proj(Σ_{j<nq} out_proj_j(codebook_j[code_j])), summed in codebook
-// order as upstream. emb [n, rvq], row [n, cd] and zq [n, rvq] are scratch.
+// order as upstream, with each frame's own nq (its first nq codebooks). emb
+// [n, rvq], row [n, cd] and zq [n, rvq] are scratch.
 func (q *quantizer) decode(y []float32, frames [][]int, emb, row, zq []float32) {
 	n := len(frames)
 	if n == 0 {
@@ -140,14 +141,29 @@ func (q *quantizer) decode(y []float32, frames [][]int, emb, row, zq []float32) 
 	}
 	emb = emb[:n*q.rvq]
 	clear(emb)
-	for j := range len(frames[0]) {
+	maxNQ := 0
+	for _, f := range frames {
+		maxNQ = max(maxNQ, len(f))
+	}
+	for j := range maxNQ {
 		s := &q.stages[j]
-		for t, f := range frames {
-			copy(row[t*q.cd:(t+1)*q.cd], s.codebook[f[j]*q.cd:(f[j]+1)*q.cd])
+		m := 0 // frames with a code for codebook j
+		for _, f := range frames {
+			if len(f) > j {
+				copy(row[m*q.cd:(m+1)*q.cd], s.codebook[f[j]*q.cd:(f[j]+1)*q.cd])
+				m++
+			}
 		}
-		s.outProj.apply(zq, row, n)
-		for i, v := range zq[:n*q.rvq] {
-			emb[i] += v
+		s.outProj.apply(zq, row, m)
+		m = 0
+		for t, f := range frames {
+			if len(f) > j {
+				e, z := emb[t*q.rvq:(t+1)*q.rvq], zq[m*q.rvq:(m+1)*q.rvq]
+				for i, v := range z {
+					e[i] += v
+				}
+				m++
+			}
 		}
 	}
 	q.outProj.apply(y, emb, n)

@@ -1,88 +1,124 @@
 package codec
 
+import (
+	"errors"
+	"fmt"
+)
+
 // DefaultChunkFrames is how many frames a Decoder pushes through the stack
-// at once; larger steps are split. It sizes the decoder's scratch buffers.
+// at once; larger steps are split. It bounds the decoder's scratch buffers,
+// which are sized by the largest step so far.
 const DefaultChunkFrames = 4
 
 // Decoder is the streaming decoder of one stream: it accepts code frames in
 // steps of any size and returns, for each step, exactly the samples that a
-// whole Decode of all frames so far would produce for those frames (the
-// decoder is causal and every attention window is bounded).
+// whole Decode of all frames so far produces for those frames (the decoder
+// is causal, every attention window is bounded, and every kernel computes a
+// row the same way whatever rows it is computed with).
 //
 // State per stream, separate from the shared Model: for every decoder
 // transformer the absolute position of the next row, and for every layer a
-// ring buffer of the last context keys and values (post-RoPE). Patches are
-// stateless. All buffers are allocated by NewDecoder and reused by every
-// Step; memory does not grow with stream length. For the release that is
-// Σ layers × context × d_model × 2 (K and V) × 4 bytes =
-// (4·500 + 2·800 + 2·1200 + 4·1600) × 256 × 8 B ≈ 25 MB per stream, plus
-// well under 1 MB of scratch.
+// ring buffer, head-major, of the most recent keys and values (post-RoPE):
+// the context − 1 rows every future row may still see, plus room for the
+// rows of one frame, which are stored together and then attend together.
+// Reset keeps them; patches are stateless. For the release that is Σ layers
+// × (context − 1 + rows per frame) × d_model × 2 (K and V) × 4 bytes =
+// (4·503 + 2·807 + 2·1215 + 4·1631) × 256 × 8 B = 25.8 MB per stream, the
+// least an exact float32 decoder can keep (every stored key is visible to
+// the next frame). NewDecoder allocates it at once and nothing is ever
+// copied; memory fresh from the OS is only backed by RAM as the stream
+// writes it (about 10 MB after 2 s, 22 MB after 5 s, all of it after 10 s;
+// huge pages are requested where the kernel allows, to save the faults),
+// so reusing decoders (Reset) across requests saves the page faults too.
+// Step's scratch adds 0.5 MB (1.8 MB once a 4-frame step was taken); a
+// decoder stepped only through a Batch has none. Bytes reports the total.
 //
 // Cost per frame (release config): one frame is 4, 8, 16 and 32 rows at the
 // four decoder transformers (50/100/200/400 Hz). The row-wise work (LayerNorm,
 // q|k|v, out_proj, MLP, projections) is ≈ 0.17 G multiply-adds per frame and
-// attention is ≈ 0.13 G at full windows (each row scores and mixes up to
-// context keys per layer: 16×500 + 16×800 + 32×1200 + 128×1600 key rows of
-// 256), about 0.3 G multiply-adds per frame in all.
+// attention ≈ 0.13 G at full windows; the rows of a frame share one pass
+// over each layer's keys and values (tensor.AttendWindows).
 //
-// Batching: everything in a step except attention and the positional parts
-// (RoPE angles, sinusoidal embedding) is row-wise and independent of the
-// stream state, so a later pass can concatenate the rows of many Decoders at
-// each stage, run every Linear once over all of them, and dispatch only the
-// positional parts and attendRing (with each stream's ring and offset) per
-// stream — what upstream's MossAudioTokenizerDecodeSession does with slots.
+// Several streams' steps run together through a Batch, which does the
+// row-wise work of all of them in shared matrix products and gives every
+// stream exactly what its own Step would.
 //
 // A Decoder is not safe for concurrent use; use one per stream.
 type Decoder struct {
 	m      *Model
-	chunk  int
 	trs    []ringState // per decoder stage; zero for patches
 	frames int
-
-	w            work
-	a, b         []float32 // activations, ping-pong
-	emb, row, zq []float32 // quantizer decode scratch
+	sc     stepScratch
+	one    [1]*Decoder
+	counts [1]int
 }
 
 // ringState is the streaming state of one decoder transformer.
 type ringState struct {
-	pos  int         // absolute position of the next row
-	k, v [][]float32 // per layer [context, d]; position p in slot p % context
+	pos       int         // absolute position of the next row
+	ring      int         // rows per ring: context − 1 + group; position p is in row p % ring
+	group     int         // rows attended together (one frame's rows)
+	heads, hd int         // keys and values are stored head-major
+	k, v      [][]float32 // per layer [heads][ring][hd]
+}
+
+// store writes the key and value of position p (rows of heads·hd) into
+// layer l's rings.
+func (rs *ringState) store(l, p int, k, v []float32) {
+	slot := p % rs.ring
+	kr, vr := rs.k[l], rs.v[l]
+	for h := range rs.heads {
+		o := (h*rs.ring + slot) * rs.hd
+		copy(kr[o:o+rs.hd], k[h*rs.hd:(h+1)*rs.hd])
+		copy(vr[o:o+rs.hd], v[h*rs.hd:(h+1)*rs.hd])
+	}
 }
 
 // NewDecoder returns a streaming decoder positioned at the start of a stream.
 func (m *Model) NewDecoder() *Decoder {
-	d := &Decoder{m: m, chunk: DefaultChunkFrames, trs: make([]ringState, len(m.dec))}
-	q := &m.q
-	F := d.chunk
-	d.emb = make([]float32, F*q.rvq)
-	d.row = make([]float32, F*q.cd)
-	d.zq = make([]float32, F*q.rvq)
-	var ws workSize
-	act := F * q.out
-	rows, width := F, q.out
+	d := &Decoder{m: m, trs: make([]ringState, len(m.dec))}
+	// All rings in one allocation, so that huge pages can back it.
+	size, rows := 0, 1
+	for _, s := range m.dec {
+		if s.patch > 0 {
+			rows *= s.patch
+			continue
+		}
+		size += 2 * len(s.tr.layers) * (s.tr.context - 1 + rows) * s.tr.d
+	}
+	mem := make([]float32, size)
+	adviseHugePages(mem)
+	rows = 1
 	for i, s := range m.dec {
 		if s.patch > 0 {
-			rows, width = rows*s.patch, width/s.patch
-			act = max(act, rows*width)
+			rows *= s.patch
 			continue
 		}
 		t := s.tr
-		ws.add(t, rows, t.context, rows)
-		act = max(act, rows*t.outDim)
-		width = t.outDim
-		rs := &d.trs[i]
-		rs.k = make([][]float32, len(t.layers))
-		rs.v = make([][]float32, len(t.layers))
-		for l := range t.layers {
-			rs.k[l] = make([]float32, t.context*t.d)
-			rs.v[l] = make([]float32, t.context*t.d)
+		rs := ringState{ring: t.context - 1 + rows, group: rows, heads: t.heads, hd: t.hd}
+		n := rs.ring * t.d
+		for range t.layers {
+			rs.k = append(rs.k, mem[:n:n])
+			rs.v = append(rs.v, mem[n:2*n:2*n])
+			mem = mem[2*n:]
+		}
+		d.trs[i] = rs
+	}
+	d.one[0] = d
+	return d
+}
+
+// Bytes returns the memory the decoder holds: its key/value rings and its
+// scratch buffers, which Step sizes by the largest step so far (a decoder
+// stepped only through a Batch has none).
+func (d *Decoder) Bytes() int64 {
+	var n int64
+	for i := range d.trs {
+		for l := range d.trs[i].k {
+			n += int64(len(d.trs[i].k[l])+len(d.trs[i].v[l])) * 4
 		}
 	}
-	d.w = ws.alloc()
-	d.a = make([]float32, act)
-	d.b = make([]float32, act)
-	return d
+	return n + d.sc.bytes()
 }
 
 // Frames returns the number of frames decoded since NewDecoder or Reset.
@@ -107,35 +143,156 @@ func (d *Decoder) Step(dst []float32, frames [][]int) ([]float32, error) {
 		return dst, err
 	}
 	for len(frames) > 0 {
-		n := min(len(frames), d.chunk)
-		dst = d.step(dst, frames[:n])
+		n := min(len(frames), DefaultChunkFrames)
+		d.sc.size(d.m, n)
+		d.counts[0] = n
+		out := d.m.step(d.one[:], d.counts[:], frames[:n], &d.sc)
+		dst = append(dst, out...)
 		frames = frames[n:]
 	}
 	return dst, nil
 }
 
-func (d *Decoder) step(dst []float32, frames [][]int) []float32 {
-	m := d.m
+// stepScratch holds the buffers of decoder steps over up to frames frames
+// (of one stream or several).
+type stepScratch struct {
+	frames       int
+	w            work
+	a, b         []float32 // activations, ping-pong
+	emb, row, zq []float32 // quantizer decode scratch
+	spans        []span
+	rings        []*ringState
+}
+
+// bytes returns the memory held by the scratch buffers.
+func (sc *stepScratch) bytes() int64 {
+	w := &sc.w
+	f := len(w.h) + len(w.u) + len(w.att) + len(w.qkv) + len(w.ff) + len(w.cos) + len(w.sin) +
+		len(sc.a) + len(sc.b) + len(sc.emb) + len(sc.row) + len(sc.zq) + w.attn.Floats()
+	return int64(f)*4 + int64(len(w.lo)+len(w.hi))*8
+}
+
+// size makes the scratch hold steps of up to frames frames.
+func (sc *stepScratch) size(m *Model, frames int) {
+	if frames <= sc.frames {
+		return
+	}
+	q := &m.q
+	sc.frames = frames
+	sc.emb = make([]float32, frames*q.rvq)
+	sc.row = make([]float32, frames*q.cd)
+	sc.zq = make([]float32, frames*q.rvq)
+	var ws workSize
+	act := frames * q.out
+	rows, width := frames, q.out
+	for _, s := range m.dec {
+		if s.patch > 0 {
+			rows, width = rows*s.patch, width/s.patch
+			act = max(act, rows*width)
+			continue
+		}
+		ws.add(s.tr, rows, rows)
+		act = max(act, rows*s.tr.outDim)
+		width = s.tr.outDim
+	}
+	sc.w = ws.alloc()
+	sc.a = make([]float32, act)
+	sc.b = make([]float32, act)
+}
+
+// step decodes counts[s] frames for each decoder decs[s] (frames holds them
+// in that order, already checked) and returns the samples of all of them in
+// the same order, in a scratch buffer valid until the next step. The rows of
+// all streams go through every stage together; only the positional parts and
+// attention are per stream.
+func (m *Model) step(decs []*Decoder, counts []int, frames [][]int, sc *stepScratch) []float32 {
 	n := len(frames)
-	x, y := d.a, d.b
-	m.q.decode(x, frames, d.emb, d.row, d.zq)
-	rows, width := n, m.q.out
+	x, y := sc.a, sc.b
+	m.q.decode(x, frames, sc.emb, sc.row, sc.zq)
+	rows, width, perFrame := n, m.q.out, 1
 	for i, s := range m.dec {
 		if s.patch > 0 {
 			patchUp(y, x, rows, width, s.patch)
 			x, y = y, x
-			rows, width = rows*s.patch, width/s.patch
+			rows, width, perFrame = rows*s.patch, width/s.patch, perFrame*s.patch
 			continue
 		}
-		t, rs := s.tr, &d.trs[i]
-		pos0 := rs.pos
-		t.forward(y, x, rows, pos0, &d.w, func(l int, att, qkv []float32, n int) {
-			t.attendRing(att, qkv, n, pos0, rs.k[l], rs.v[l], d.w.scores)
-		})
-		rs.pos += rows
+		t := s.tr
+		sc.spans, sc.rings = sc.spans[:0], sc.rings[:0]
+		row := 0
+		for k, d := range decs {
+			rs := &d.trs[i]
+			nr := counts[k] * perFrame
+			sc.spans = append(sc.spans, span{row: row, n: nr, pos: rs.pos})
+			sc.rings = append(sc.rings, rs)
+			row += nr
+		}
+		t.forward(y, x, rows, sc.spans, &sc.w, sc.rings, 0)
+		for k, d := range decs {
+			d.trs[i].pos += counts[k] * perFrame
+		}
 		x, y = y, x
 		width = t.outDim
 	}
-	d.frames += n
-	return append(dst, x[:rows*width]...)
+	for k, d := range decs {
+		d.frames += counts[k]
+	}
+	return x[:rows*width]
+}
+
+// Batch steps many streams' Decoders together: each Step decodes one frame
+// per decoder with every row-wise product (projections, LayerNorm, q|k|v,
+// out_proj, MLP, quantizer) computed once over the rows of all streams, and
+// only the positional parts and attention per stream. Each stream gets
+// bit for bit what its own Decoder.Step would give. A Batch owns the scratch
+// buffers of the steps and reuses them; it is not safe for concurrent use.
+type Batch struct {
+	m      *Model
+	sc     stepScratch
+	counts []int
+	seen   map[*Decoder]struct{}
+}
+
+// NewBatch returns a Batch for decoders of m.
+func (m *Model) NewBatch() *Batch { return &Batch{m: m, seen: map[*Decoder]struct{}{}} }
+
+// ErrBatch is wrapped by the errors of Batch.Step for arguments that do not
+// fit together (lengths, foreign or repeated decoders).
+var ErrBatch = errors.New("codec: invalid batch")
+
+// Step decodes frames[i] (one frame of codes) with decs[i] for every i and
+// appends its SamplesPerFrame × Channels samples to dst[i]. Frames may use
+// different numbers of codebooks. Invalid codes or arguments return an error
+// before any state changes.
+func (b *Batch) Step(decs []*Decoder, frames [][]int, dst [][]float32) error {
+	if len(frames) != len(decs) || len(dst) != len(decs) {
+		return fmt.Errorf("%w: %d decoders, %d frames, %d outputs", ErrBatch, len(decs), len(frames), len(dst))
+	}
+	clear(b.seen)
+	for i, d := range decs {
+		if d == nil || d.m != b.m {
+			return fmt.Errorf("%w: decoder %d is not a decoder of this model", ErrBatch, i)
+		}
+		if _, dup := b.seen[d]; dup {
+			return fmt.Errorf("%w: decoder %d appears twice", ErrBatch, i)
+		}
+		b.seen[d] = struct{}{}
+		if err := b.m.q.checkFrames(frames[i : i+1]); err != nil {
+			return fmt.Errorf("decoder %d: %w", i, err)
+		}
+	}
+	if len(decs) == 0 {
+		return nil
+	}
+	b.sc.size(b.m, len(decs))
+	b.counts = b.counts[:0]
+	for range decs {
+		b.counts = append(b.counts, 1)
+	}
+	out := b.m.step(decs, b.counts, frames, &b.sc)
+	per := len(out) / len(decs)
+	for i := range decs {
+		dst[i] = append(dst[i], out[i*per:(i+1)*per]...)
+	}
+	return nil
 }

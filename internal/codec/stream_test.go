@@ -38,6 +38,8 @@ func streamDecode(t testing.TB, d *codec.Decoder, frames [][]int, steps []int) [
 	return out
 }
 
+// TestStreamingMatchesWhole: streamed samples equal the whole decode bit for
+// bit (every kernel computes a row the same way whatever rows share a call).
 func TestStreamingMatchesWhole(t *testing.T) {
 	mixed := filepath.Join(t.TempDir(), "mixed")
 	if err := testmodel.WriteCodec(mixed, testmodel.Tiny, testmodel.MLX, testmodel.Float32, 5, testmodel.CodecMixedPositional()); err != nil {
@@ -88,13 +90,13 @@ func TestStreamingMatchesWhole(t *testing.T) {
 				dec.Reset()
 				got := streamDecode(t, dec, frames, c.steps)
 				d, at := maxAbsDiff(t, got, whole)
-				if d > 1e-5 {
+				if d != 0 {
 					t.Errorf("steps %s: max abs diff %g at %d", c.name, d, at)
 				}
 			}
 			// A fresh decoder agrees with a reused one.
 			got := streamDecode(t, mm.m.NewDecoder(), frames, []int{2})
-			if d, at := maxAbsDiff(t, got, whole); d > 1e-5 {
+			if d, at := maxAbsDiff(t, got, whole); d != 0 {
 				t.Errorf("fresh decoder: max abs diff %g at %d", d, at)
 			}
 		})
@@ -123,7 +125,7 @@ func TestStreamingFewerCodebooks(t *testing.T) {
 			t.Fatalf("nq=%d decodes exactly like all codebooks", nq)
 		}
 		got := streamDecode(t, m.NewDecoder(), sub, []int{3, 1})
-		if d, at := maxAbsDiff(t, got, whole); d > 1e-5 {
+		if d, at := maxAbsDiff(t, got, whole); d != 0 {
 			t.Errorf("nq=%d: streamed differs from whole by %g at %d", nq, d, at)
 		}
 	}
@@ -144,7 +146,7 @@ func TestStreamingResetMidStream(t *testing.T) {
 		t.Fatalf("Frames() = %d after Reset", dec.Frames())
 	}
 	got := streamDecode(t, dec, frames[:10], []int{1})
-	if d, at := maxAbsDiff(t, got, want); d > 1e-5 {
+	if d, at := maxAbsDiff(t, got, want); d != 0 {
 		t.Fatalf("after Reset: max abs diff %g at %d", d, at)
 	}
 }
@@ -188,5 +190,42 @@ func TestDecodeRejectsBadCodes(t *testing.T) {
 	out, err := m.Decode(nil)
 	if err != nil || len(out) != 0 {
 		t.Fatalf("Decode(nil) = %d samples, %v", len(out), err)
+	}
+}
+
+// TestDecoderBytes checks the decoder's memory: exactly Σ layers ×
+// (context − 1 + rows per frame) × d_model × 2 × 4 bytes of rings whatever
+// the stream length (a decoder stepped only through a Batch has no scratch
+// of its own), plus Step's scratch.
+func TestDecoderBytes(t *testing.T) {
+	for _, name := range fixtures {
+		m := fixtureModel(t, name)
+		var full int64
+		rows := 1
+		for _, mod := range m.Config().Decoder {
+			if mod.Kind == codec.KindPatch {
+				rows *= mod.PatchSize
+				continue
+			}
+			full += int64(mod.Layers*(mod.Context-1+rows)*mod.DModel) * 2 * 4
+		}
+		d := m.NewDecoder()
+		b := m.NewBatch()
+		for i, f := range append([][]int{nil}, longFrames(t, name)...) {
+			if f != nil {
+				if err := b.Step([]*codec.Decoder{d}, [][]int{f}, make([][]float32, 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n := d.Bytes(); n != full {
+				t.Fatalf("%s: %d bytes after %d frames, want %d", name, n, i, full)
+			}
+		}
+		if _, err := d.Step(nil, longFrames(t, name)[:1]); err != nil {
+			t.Fatal(err)
+		}
+		if d.Bytes() <= full {
+			t.Fatalf("%s: Step's scratch is not counted", name)
+		}
 	}
 }

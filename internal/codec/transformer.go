@@ -13,20 +13,25 @@ type work struct {
 	qkv       []float32 // [rows, 3d]
 	ff        []float32 // [ffRows, ff]
 	ffRows    int       // rows per MLP block
-	scores    []float32 // one attention row
+	cos, sin  []float32 // [rows, hd/2]: RoPE angles of the pass's rows
+	lo, hi    []int     // [rows]: attention windows
+	attn      tensor.AttnScratch
 }
 
 // workSize accumulates the buffer needs of several transformer passes.
 type workSize struct {
-	rowsD, rowsFF, ffRows, keys int
+	rows, rowsD, rowsFF, ffRows, rowsHalf int
 }
 
-func (s *workSize) add(t *transformer, rows, keys, ffRows int) {
+func (s *workSize) add(t *transformer, rows, ffRows int) {
+	s.rows = max(s.rows, rows)
 	s.rowsD = max(s.rowsD, rows*t.d)
 	fr := min(rows, ffRows)
 	s.ffRows = max(s.ffRows, fr)
 	s.rowsFF = max(s.rowsFF, fr*t.ff)
-	s.keys = max(s.keys, keys)
+	if t.rope != nil {
+		s.rowsHalf = max(s.rowsHalf, rows*t.hd/2)
+	}
 }
 
 func (s *workSize) alloc() work {
@@ -37,25 +42,42 @@ func (s *workSize) alloc() work {
 		qkv:    make([]float32, 3*s.rowsD),
 		ff:     make([]float32, s.rowsFF),
 		ffRows: max(s.ffRows, 1),
-		scores: make([]float32, s.keys),
+		cos:    make([]float32, s.rowsHalf),
+		sin:    make([]float32, s.rowsHalf),
+		lo:     make([]int, s.rows),
+		hi:     make([]int, s.rows),
 	}
 }
 
-// attendFunc fills att [n, d] for layer l from qkv [n, 3d] whose q and k
-// parts are already rotated.
-type attendFunc func(l int, att, qkv []float32, n int)
+// span is a run of rows of one stream in a pass: rows [row, row+n) are at
+// positions pos … pos+n−1.
+type span struct{ row, n, pos int }
 
-// forward runs the transformer on n rows of x [n, inDim] at positions
-// pos0 … pos0+n−1 and writes y [n, outDim]. Everything except attention is
-// row-wise (so rows of many streams could share one Linear call); attention
-// is delegated to attend, which knows where the keys live (the same rows for
-// a whole pass, a ring buffer for streaming).
-func (t *transformer) forward(y, x []float32, n, pos0 int, w *work, attend attendFunc) {
+// forward runs the transformer on n rows of x [n, inDim] and writes
+// y [n, outDim]. spans place the rows: one span for a whole sequence, one per
+// stream when the rows of several streams are decoded together. Everything
+// except attention and the positional parts is row-wise, so it runs once over
+// all rows; attention runs per span against rings[i] (streaming), or, with
+// rings nil, over the rows themselves with the first length rows valid
+// (a whole sequence at position 0).
+func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, rings []*ringState, length int) {
 	d := t.d
 	h, u, att, qkv := w.h[:n*d], w.u[:n*d], w.att[:n*d], w.qkv[:3*n*d]
 	tensor.Linear(h, x, n, t.inProj, nil) // [n, inDim] → [n, d]
 	if t.sin {
-		t.addSin(h, n, pos0)
+		for _, sp := range spans {
+			t.addSin(h[sp.row*d:], sp.n, sp.pos)
+		}
+	}
+	half := t.hd / 2
+	if t.rope != nil {
+		// The angles of a row serve q and k of every layer.
+		for _, sp := range spans {
+			for i := range sp.n {
+				r := sp.row + i
+				t.rope.Angles(sp.pos+i, w.cos[r*half:(r+1)*half], w.sin[r*half:(r+1)*half])
+			}
+		}
 	}
 	for l := range t.layers {
 		ly := &t.layers[l]
@@ -65,11 +87,18 @@ func (t *transformer) forward(y, x []float32, n, pos0 int, w *work, attend atten
 		if t.rope != nil {
 			for i := range n {
 				r := qkv[3*i*d:]
-				t.rope.Apply(r[:d], pos0+i)
-				t.rope.Apply(r[d:2*d], pos0+i)
+				cs, sn := w.cos[i*half:(i+1)*half], w.sin[i*half:(i+1)*half]
+				t.rope.Rotate(r[:d], cs, sn)
+				t.rope.Rotate(r[d:2*d], cs, sn)
 			}
 		}
-		attend(l, att, qkv, n)
+		if rings == nil {
+			t.attendWhole(att, qkv, n, length, w)
+		} else {
+			for s, sp := range spans {
+				t.attendRing(att[sp.row*d:], qkv[3*sp.row*d:], sp.n, sp.pos, rings[s], l, w)
+			}
+		}
 		tensor.Linear(u, att, n, ly.out, nil)
 		addScaled(h, u, ly.ls1, n, d)
 		// x += ls2 ⊙ W2 gelu(W1 LN2 x), in row blocks to bound the [rows, ff] buffer
@@ -121,40 +150,48 @@ func (t *transformer) addSin(h []float32, n, pos0 int) {
 // of which the first length are valid: query i sees key j iff j < length,
 // i−j < context and, when causal, j <= i. Rows i >= length are set to zero,
 // as upstream does before out_proj (so padded rows stay finite).
-func (t *transformer) attendWhole(att, qkv []float32, n, length int, scores []float32) {
-	d, hd := t.d, t.hd
-	for i := range n {
-		a := att[i*d : (i+1)*d]
-		if i >= length {
-			clear(a)
-			continue
-		}
-		lo := max(0, i-t.context+1)
-		hi := length
+func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
+	d := t.d
+	m := min(n, length)
+	lo, hi := w.lo[:m], w.hi[:m]
+	for i := range m {
+		lo[i] = max(0, i-t.context+1)
+		hi[i] = length
 		if t.causal {
-			hi = i + 1
+			hi[i] = i + 1
 		}
-		tensor.Attend(a, qkv[3*i*d:3*i*d+d], qkv[3*lo*d+d:], qkv[3*lo*d+2*d:], hi-lo, t.heads, hd, 3*d, t.scale, scores)
 	}
+	if m > 0 {
+		kv := tensor.KV{K: qkv[d:], V: qkv[2*d:], Stride: 3 * d}
+		tensor.AttendWindows(att, d, qkv, 3*d, kv, lo, hi, t.heads, t.hd, t.scale, &w.attn)
+	}
+	clear(att[m*d : n*d])
 }
 
 // attendRing is causal attention for n new rows at positions pos0…pos0+n−1
-// with keys and values kept in ring buffers kr, vr [context, d] (position p in
-// slot p % context). Each row's key and value are stored before the row
-// attends, so the visible window max(0, p−context+1)…p is always exactly the
-// last context entries written, whatever n is.
-func (t *transformer) attendRing(att, qkv []float32, n, pos0 int, kr, vr, scores []float32) {
-	d, hd, ctx := t.d, t.hd, t.context
-	for i := range n {
-		p := pos0 + i
-		r := qkv[3*i*d:]
-		slot := p % ctx
-		copy(kr[slot*d:(slot+1)*d], r[d:2*d])
-		copy(vr[slot*d:(slot+1)*d], r[2*d:3*d])
-		lo := max(0, p-ctx+1)
-		cnt := p - lo + 1
-		first := lo % ctx
-		tensor.AttendRing(att[i*d:(i+1)*d], r[:d], kr, vr, ctx, first, cnt, t.heads, hd, d, t.scale, scores)
+// whose keys and values join the stream's ring buffers for layer l. The rows
+// go in groups small enough that the ring holds every key a group sees:
+// a group's keys and values are stored, then the group attends.
+func (t *transformer) attendRing(att, qkv []float32, n, pos0 int, rs *ringState, l int, w *work) {
+	d, ctx := t.d, t.context
+	kv := tensor.KV{K: rs.k[l], V: rs.v[l], Stride: t.hd, HeadStride: rs.ring * t.hd, Ring: rs.ring}
+	for i0 := 0; i0 < n; i0 += rs.group {
+		i1 := min(i0+rs.group, n)
+		p0 := pos0 + i0
+		for i := i0; i < i1; i++ {
+			r := qkv[3*i*d:]
+			rs.store(l, pos0+i, r[d:2*d], r[2*d:3*d])
+		}
+		// Logical key j is position base+j.
+		base := max(0, p0-ctx+1)
+		lo, hi := w.lo[:i1-i0], w.hi[:i1-i0]
+		for i := range lo {
+			p := p0 + i
+			lo[i] = max(0, p-ctx+1) - base
+			hi[i] = p + 1 - base
+		}
+		kv.First = base % rs.ring
+		tensor.AttendWindows(att[i0*d:], d, qkv[3*i0*d:], 3*d, kv, lo, hi, t.heads, t.hd, t.scale, &w.attn)
 	}
 }
 

@@ -84,3 +84,47 @@ func FuzzAttendRing(f *testing.F) {
 		}
 	})
 }
+
+// FuzzAttendWindows checks AttendWindows on fuzzed shapes, windows and
+// layouts: every row equals the same row computed alone (in a plain
+// contiguous layout) bit for bit, and stays close to the float64 reference.
+func FuzzAttendWindows(f *testing.F) {
+	f.Add(uint8(1), uint8(16), uint8(1), uint8(1), uint8(0), false, uint64(1))
+	f.Add(uint8(4), uint8(64), uint8(33), uint8(70), uint8(13), true, uint64(2))
+	f.Add(uint8(2), uint8(5), uint8(17), uint8(3), uint8(2), false, uint64(3))
+	f.Add(uint8(3), uint8(24), uint8(40), uint8(40), uint8(0), true, uint64(4))
+	f.Add(uint8(1), uint8(1), uint8(9), uint8(0), uint8(0), false, uint64(5)) // no keys at all
+	f.Fuzz(func(t *testing.T, heads8, hd8, nq8, nkeys8, ring8 uint8, headMajor bool, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 9))
+		c := windowCase{heads: int(heads8%5) + 1, hd: int(hd8%80) + 1, extra: int(seed % 3), nkeys: int(nkeys8 % 90), headMajor: headMajor}
+		nq := int(nq8 % 50)
+		if ring8%3 == 1 && c.nkeys > 0 {
+			c.ring = c.nkeys + int(ring8%7)
+			c.first = int(seed>>8) % c.ring
+		}
+		c.lo, c.hi = randWindows(r, nq, max(c.nkeys, 0), nq8%2 == 1 && nq <= c.nkeys)
+		if c.nkeys == 0 {
+			clear(c.lo)
+			clear(c.hi)
+		}
+		d := c.d()
+		q, k, v := randVec(r, nq*d), randVec(r, c.nkeys*d), randVec(r, c.nkeys*d)
+		scale := float32(1 / math.Sqrt(float64(c.hd)))
+		got := runWindows(&c, q, c.layout(k, v), scale, nil)
+		want := refWindows(q, k, v, &c, scale)
+		for i, g := range got {
+			if !(math.Abs(float64(g)-want[i]) <= 3e-6) {
+				t.Fatalf("%v: out[%d] = %v, want %v", &c, i, g, want[i])
+			}
+		}
+		for i := range nq {
+			one := c
+			one.extra, one.ring, one.first, one.headMajor = 0, 0, 0, false
+			one.lo, one.hi = c.lo[i:i+1], c.hi[i:i+1]
+			alone := runWindows(&one, q[i*d:(i+1)*d], one.layout(k, v), scale, nil)
+			if !bitsEqual(alone, got[i*d:(i+1)*d]) {
+				t.Fatalf("%v: row %d alone differs", &c, i)
+			}
+		}
+	})
+}

@@ -164,7 +164,7 @@ func gemmBF16AVX512_1x128(a *float32, lda int, w *uint16, wp int, k int, c *floa
 //go:noescape
 func gemmBF16AVX512_2x128(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
 
-// geluerfAVX512 applies the exact GELU x·Φ(x) in float64 to x[i], i < n, n a multiple of the vector width.
+// geluerfAVX512 applies the exact GELU x·Φ(x) in float32 to x[i], i < n, n a multiple of the vector width.
 //
 //go:noescape
 func geluerfAVX512(x *float32, n int)
@@ -264,6 +264,261 @@ func attnSumAVX512_7(out *float32, p *float32, v *float32, stride int, n int)
 //go:noescape
 func attnSumAVX512_8(out *float32, p *float32, v *float32, stride int, n int)
 
+// mqScoresAVX512 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride floats apart.
+//
+//go:noescape
+func mqScoresAVX512(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqPVAVX512_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_1(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_1(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_2(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_2(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_3(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_3(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_4(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_4(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_5(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_5(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_6(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_6(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_7(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_7(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_8(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_8(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_9 accumulates probability-weighted values into 9 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_9(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_9 accumulates probability-weighted values into 9 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_9(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_10 accumulates probability-weighted values into 10 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_10(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_10 accumulates probability-weighted values into 10 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_10(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_11 accumulates probability-weighted values into 11 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_11(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_11 accumulates probability-weighted values into 11 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_11(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_12 accumulates probability-weighted values into 12 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_12(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_12 accumulates probability-weighted values into 12 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_12(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_13 accumulates probability-weighted values into 13 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_13(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_13 accumulates probability-weighted values into 13 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_13(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_14 accumulates probability-weighted values into 14 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_14(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_14 accumulates probability-weighted values into 14 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_14(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_15 accumulates probability-weighted values into 15 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_15(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_15 accumulates probability-weighted values into 15 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_15(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512_16 accumulates probability-weighted values into 16 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512_16(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512_16 accumulates probability-weighted values into 16 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512_16(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqScoresAVX512x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd floats, stride floats apart.
+//
+//go:noescape
+func mqScoresAVX512x2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqPVAVX512x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512x2_1(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512x2_1(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512x2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512x2_2(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512x2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512x2_2(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512x2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512x2_3(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512x2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512x2_3(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512x2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512x2_4(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512x2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512x2_4(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512x2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512x2_5(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512x2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512x2_5(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512x2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512x2_6(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512x2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512x2_6(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512x2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512x2_7(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512x2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512x2_7(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX512x2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX512x2_8(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX512x2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX512x2_8(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqSoftmaxAVX512 turns one vector column of a tile's scores into softmax probabilities over each lane's visible keys.
+//
+//go:noescape
+func mqSoftmaxAVX512(sT *float32, n int, stride int, win *int32)
+
 // gemmF32AVX2_1x16 computes a 1x16 tile of x·Wᵀ from panel-packed weights.
 //
 //go:noescape
@@ -344,7 +599,7 @@ func gemmBF16AVX2_1x32(a *float32, lda int, w *uint16, wp int, k int, c *float32
 //go:noescape
 func gemmBF16AVX2_2x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
 
-// geluerfAVX2 applies the exact GELU x·Φ(x) in float64 to x[i], i < n, n a multiple of the vector width.
+// geluerfAVX2 applies the exact GELU x·Φ(x) in float32 to x[i], i < n, n a multiple of the vector width.
 //
 //go:noescape
 func geluerfAVX2(x *float32, n int)
@@ -443,3 +698,138 @@ func attnSumAVX2_7(out *float32, p *float32, v *float32, stride int, n int)
 //
 //go:noescape
 func attnSumAVX2_8(out *float32, p *float32, v *float32, stride int, n int)
+
+// mqScoresAVX2 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride floats apart.
+//
+//go:noescape
+func mqScoresAVX2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqPVAVX2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2_1(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2_1(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2_2(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2_2(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2_3(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2_3(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2_4(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2_4(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2_5(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2_5(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2_6(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2_6(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2_7(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2_7(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2_8(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2_8(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqScoresAVX2x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd floats, stride floats apart.
+//
+//go:noescape
+func mqScoresAVX2x2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqPVAVX2x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2x2_1(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2x2_1(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2x2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2x2_2(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2x2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2x2_2(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2x2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2x2_3(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2x2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2x2_3(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqPVAVX2x2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVAVX2x2_4(oT *float32, pT *float32, v *float32, stride int, n int)
+
+// mqPVMaskAVX2x2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskAVX2x2_4(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqSoftmaxAVX2 turns one vector column of a tile's scores into softmax probabilities over each lane's visible keys.
+//
+//go:noescape
+func mqSoftmaxAVX2(sT *float32, n int, stride int, win *int32)

@@ -46,19 +46,40 @@ func (r *RoPE) angles(pos int, cos, sin []float32) {
 // Apply rotates x, which holds whole heads of HeadDim values, for position pos.
 func (r *RoPE) Apply(x []float32, pos int) {
 	half := len(r.invFreq)
-	var cs, sn []float32
 	if pos < r.table {
-		cs = r.cos[pos*half : (pos+1)*half]
-		sn = r.sin[pos*half : (pos+1)*half]
-	} else {
-		var cbuf, sbuf [256]float32
-		if half <= len(cbuf) {
-			cs, sn = cbuf[:half], sbuf[:half]
-		} else {
-			cs, sn = make([]float32, half), make([]float32, half)
-		}
-		r.angles(pos, cs, sn)
+		r.Rotate(x, r.cos[pos*half:(pos+1)*half], r.sin[pos*half:(pos+1)*half])
+		return
 	}
+	var cbuf, sbuf [256]float32
+	var cs, sn []float32
+	if half <= len(cbuf) {
+		cs, sn = cbuf[:half], sbuf[:half]
+	} else {
+		cs, sn = make([]float32, half), make([]float32, half)
+	}
+	r.angles(pos, cs, sn)
+	r.Rotate(x, cs, sn)
+}
+
+// Angles writes the cosines and sines (HeadDim/2 each) of position pos, for
+// Rotate: Apply(x, pos) is Rotate(x, cos, sin) with these, bit for bit.
+// Callers rotating several vectors at one position compute them once.
+func (r *RoPE) Angles(pos int, cos, sin []float32) {
+	half := len(r.invFreq)
+	cos, sin = cos[:half], sin[:half]
+	if pos < r.table {
+		copy(cos, r.cos[pos*half:(pos+1)*half])
+		copy(sin, r.sin[pos*half:(pos+1)*half])
+		return
+	}
+	r.angles(pos, cos, sin)
+}
+
+// Rotate rotates x, which holds whole heads of HeadDim values, by the
+// angles of one position from Angles.
+func (r *RoPE) Rotate(x, cos, sin []float32) {
+	half := len(r.invFreq)
+	cs, sn := cos[:half], sin[:half]
 	for h := 0; h+r.HeadDim <= len(x); h += r.HeadDim {
 		v := x[h : h+r.HeadDim]
 		for i := range half {

@@ -57,6 +57,7 @@ func main() {
 		genGEMM(is)
 		genVector(is)
 		genAttention(is)
+		genWindows(is)
 	}
 	Generate()
 	if *tables != "" {

@@ -70,7 +70,6 @@ func newConsts(is isa) *consts {
 	addF("one", 1)
 	addF("gelu3", geluC3)
 	addF("gelum2c", -2*geluC)
-	addErfConsts(add)
 	return c
 }
 

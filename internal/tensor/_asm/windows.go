@@ -1,0 +1,613 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The multi-query windowed attention kernels (AttendWindows in ../window.go).
+//
+// A tile is V vector registers' worth of query rows (V·16 with AVX-512, V·8
+// with AVX2, V = 1 or 2): lane l of vector v belongs to query row v·lanes+l
+// of the tile, so every per-row operation is lane-wise and a row's result
+// can never depend on the other rows of the tile or on V. The driver
+// transposes the tile's queries of one head into qT [hd][V·lanes] and gets
+// back the head's outputs from oT [hd][V·lanes]; scores and probabilities
+// live in sT [keys][V·lanes]. With V = 2 every broadcast key or value
+// element feeds two FMAs and the keys and values are read once for twice
+// the rows.
+//
+// Per row and head, in this order and whatever the tiling:
+//
+//	s_j  = (Σ_c q_c·k_jc as one FMA chain from zero, c = 0…hd−1) · scale
+//	mx   = max of the visible s_j (a NaN never replaces the running max)
+//	e_j  = exp32(s_j − mx), sum = Σ float64(e_j) in float64 in order of j
+//	p_j  = e_j · float32(1/sum)
+//	o_c  = Σ p_j·v_jc as one FMA chain from zero in order of the visible j
+//
+// The visible keys of lane l of vector v are lo ≤ j < hi; the window block
+// of vector v, at win + v·8·lanes bytes, holds the int32 values lo−1 of its
+// lanes followed by hi−1, relative to the first key of sT. Invisible keys
+// take no part at all: their scores are computed but never read, and the
+// masked weighted-sum kernels leave the lane's accumulators untouched (merge
+// masking or a blend), so not even the sign of a zero or a NaN in another
+// row's key can leak into a row.
+
+// mqGroup is the most head dimensions one weighted-sum kernel accumulates
+// for tiles of v vectors.
+func mqGroup(is isa, v int) int {
+	if is.lanes == 16 {
+		return 16 / v
+	}
+	return 8 / v
+}
+
+// mqVectors are the tile widths, in vectors, kernels are generated for.
+var mqVectors = []int{1, 2}
+
+func genWindows(is isa) {
+	for _, v := range mqVectors {
+		mqScores(is, v)
+		for g := 1; g <= mqGroup(is, v); g++ {
+			mqPV(is, v, g, false)
+			mqPV(is, v, g, true)
+		}
+	}
+	mqSoftmax(is)
+}
+
+// mqSuffix names the kernels of an ISA and tile width.
+func mqSuffix(is isa, v int) string {
+	if v == 1 {
+		return is.name
+	}
+	return fmt.Sprintf("%sx%d", is.name, v)
+}
+
+// broadcast32 fills a vector with the int32 (or float32 bits) x.
+func (is isa) broadcast32(x uint32) VecVirtual {
+	r := GP32()
+	MOVL(U32(x), r)
+	return is.broadcastGP(r)
+}
+
+// broadcastGP fills a vector with the 32-bit general register r.
+func (is isa) broadcastGP(r Register) VecVirtual {
+	v := is.vec()
+	if is.lanes == 16 {
+		VPBROADCASTD(r, v)
+		return v
+	}
+	x := XMM()
+	VMOVD(r, x)
+	VPBROADCASTD(x, v)
+	return v
+}
+
+// loadInt loads a vector of int32 lanes.
+func (is isa) loadInt(m Mem) VecVirtual {
+	v := is.vec()
+	if is.lanes == 16 {
+		VMOVDQU32(m, v)
+	} else {
+		VMOVDQU(m, v)
+	}
+	return v
+}
+
+// window tracks the running key index of the masked kernels against the
+// lane bounds of one or more vectors.
+type window struct {
+	is     isa
+	win    Register
+	lo, hi []VecVirtual // per vector lo−1, hi−1 (AVX-512; AVX2 reads them from memory)
+	j, one VecVirtual   // current key index in every lane; 1 in every lane
+}
+
+func (is isa) window(win Register, vectors int, j0 Op) *window {
+	w := &window{is: is, win: win}
+	if is.lanes == 16 {
+		for v := range vectors {
+			w.lo = append(w.lo, is.loadInt(mem(win, v*8*is.lanes)))
+			w.hi = append(w.hi, is.loadInt(mem(win, v*8*is.lanes+4*is.lanes)))
+		}
+	}
+	w.one = is.broadcast32(1)
+	if j0 == nil {
+		w.j = is.vec()
+		is.zero(w.j)
+	} else {
+		r := GP64()
+		MOVQ(j0, r)
+		w.j = is.broadcastGP(r.As32())
+	}
+	return w
+}
+
+// maskK returns the opmask of the lanes of vector v that see key j (AVX-512).
+func (w *window) maskK(v int) Register {
+	k1, k2 := K(), K()
+	VPCMPD(U8(6), w.lo[v], w.j, k1)     // j > lo−1
+	VPCMPD(U8(2), w.hi[v], w.j, k1, k2) // and j <= hi−1
+	return k2
+}
+
+// maskV returns all-ones lanes for the lanes of vector v that see key j
+// (AVX2).
+func (w *window) maskV(v int) VecVirtual {
+	m, t := w.is.vec(), w.is.vec()
+	base := v * 8 * w.is.lanes
+	VPCMPGTD(mem(w.win, base), w.j, m)              // j > lo−1
+	VPCMPGTD(mem(w.win, base+4*w.is.lanes), w.j, t) // j > hi−1
+	VPANDN(m, t, m)                                 // m &^ t
+	return m
+}
+
+func (w *window) next() { VPADDD(w.one, w.j, w.j) }
+
+// mqScores generates, for tiles of nv vectors,
+//
+//	func(qT, k *float32, stride, n, hd int, scale float32, sT *float32)
+//
+// sT[j][r] = scale · Σ_c qT[c][r]·k[j·stride+c] for j < n and the tile's
+// rows r, each score one FMA chain over c from zero. Keys are taken in
+// register blocks (then 4, then 1); every accumulator is one key of one
+// vector, so the blocking never changes a score.
+func mqScores(is isa, nv int) {
+	name := "mqScores" + mqSuffix(is, nv)
+	TEXT(name, NOSPLIT, "func(qT, k *float32, stride, n, hd int, scale float32, sT *float32)")
+	Pragma("noescape")
+	Doc(fmt.Sprintf("%s computes the scaled scores of a tile of %d transposed query vectors against n keys of hd floats, stride floats apart.", name, nv))
+	kb := Load(Param("k"), GP64())
+	s := Load(Param("stride"), GP64())
+	SHLQ(U8(2), s)
+	s3 := GP64()
+	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
+	n := Load(Param("n"), GP64())
+	sT := Load(Param("sT"), GP64())
+	scale := is.vec()
+	VBROADCASTSS(NewParamAddr("scale", 40), scale)
+	for _, b := range []int{is.lanes / nv, 4, 1} {
+		if b == 4 && is.lanes/nv == 4 {
+			continue
+		}
+		lbl := fmt.Sprintf("%s_b%d", name, b)
+		Label(lbl)
+		CMPQ(n, U32(b))
+		JL(LabelRef(lbl + "_end"))
+		mqScoresBlock(is, nv, lbl, b, kb, s, s3, sT, scale)
+		SUBQ(U32(b), n)
+		JMP(LabelRef(lbl))
+		Label(lbl + "_end")
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, scale VecVirtual) {
+	vb := 4 * is.lanes
+	row := nv * vb // bytes of one key's scores, or of one dimension of qT
+	bases := make([]Register, (b+3)/4)
+	for i := range bases {
+		bases[i] = GP64()
+		if i == 0 {
+			MOVQ(kb, bases[0])
+		} else {
+			LEAQ(Mem{Base: bases[i-1], Index: s, Scale: 4}, bases[i])
+		}
+	}
+	key := func(j, disp int) Mem {
+		m := Mem{Base: bases[j/4], Disp: disp}
+		switch j % 4 {
+		case 1:
+			m.Index, m.Scale = s, 1
+		case 2:
+			m.Index, m.Scale = s, 2
+		case 3:
+			m.Index, m.Scale = s3, 1
+		}
+		return m
+	}
+	qp := Load(Param("qT"), GP64())
+	c := Load(Param("hd"), GP64())
+	acc := make([][]VecVirtual, b)
+	for j := range acc {
+		for range nv {
+			a := is.vec()
+			is.zero(a)
+			acc[j] = append(acc[j], a)
+		}
+	}
+	step := func(u int) {
+		q := make([]VecVirtual, nv)
+		for v := range q {
+			q[v] = is.vec()
+			VMOVUPS(mem(qp, u*row+v*vb), q[v])
+		}
+		for j := range acc {
+			if nv == 1 && is.lanes == 16 {
+				VFMADD231PS_BCST(key(j, 4*u), q[0], acc[j][0])
+				continue
+			}
+			t := is.vec()
+			VBROADCASTSS(key(j, 4*u), t)
+			for v := range q {
+				VFMADD231PS(t, q[v], acc[j][v])
+			}
+		}
+	}
+	Label(lbl + "_c4")
+	CMPQ(c, U32(4))
+	JL(LabelRef(lbl + "_c1"))
+	for u := range 4 {
+		step(u)
+	}
+	ADDQ(U32(4*row), qp)
+	for _, r := range bases {
+		ADDQ(U32(16), r)
+	}
+	SUBQ(U32(4), c)
+	JMP(LabelRef(lbl + "_c4"))
+	Label(lbl + "_c1")
+	CMPQ(c, U32(0))
+	JLE(LabelRef(lbl + "_store"))
+	step(0)
+	ADDQ(U32(row), qp)
+	for _, r := range bases {
+		ADDQ(U32(4), r)
+	}
+	DECQ(c)
+	JMP(LabelRef(lbl + "_c1"))
+	Label(lbl + "_store")
+	for j := range acc {
+		for v, a := range acc[j] {
+			VMULPS(scale, a, a)
+			VMOVUPS(a, mem(sT, j*row+v*vb))
+		}
+	}
+	ADDQ(U32(b*row), sT)
+	if b == 1 {
+		ADDQ(s, kb)
+	} else {
+		t := GP64()
+		MOVQ(s, t)
+		SHLQ(U8(bits.TrailingZeros(uint(b))), t)
+		ADDQ(t, kb)
+	}
+}
+
+// mqSoftmax generates func(sT *float32, n, stride int, win *int32): each
+// lane of the n score vectors, stride floats apart, becomes its softmax over
+// the lane's visible keys (see the order above); entries of invisible keys
+// are left meaningless. Tiles of several vectors call it once per vector.
+func mqSoftmax(is isa) {
+	name := "mqSoftmax" + is.name
+	TEXT(name, NOSPLIT, "func(sT *float32, n, stride int, win *int32)")
+	Pragma("noescape")
+	Doc(name + " turns one vector column of a tile's scores into softmax probabilities over each lane's visible keys.")
+	c := constsFor(is)
+	L := is.lanes
+	w := is.window(Load(Param("win"), GP64()), 1, nil)
+	st := Load(Param("stride"), GP64())
+	SHLQ(U8(2), st)
+
+	// Pass 1: the largest visible score of every lane.
+	mx := is.broadcast32(0xff800000) // −Inf
+	var negInf VecVirtual
+	if L != 16 {
+		negInf = is.vec()
+		VMOVAPS(mx, negInf)
+	}
+	p := Load(Param("sT"), GP64())
+	n := Load(Param("n"), GP64())
+	loop(name+"_max", n, 1, func() {
+		x := is.vec()
+		VMOVUPS(mem(p, 0), x)
+		if L == 16 {
+			VMAXPS(mx, x, w.maskK(0), mx) // mx = x > mx ? x : mx, visible lanes only
+		} else {
+			t := is.vec()
+			VBLENDVPS(w.maskV(0), x, negInf, t)
+			VMAXPS(mx, t, mx)
+		}
+		w.next()
+		ADDQ(st, p)
+	})
+
+	// Pass 2: e = exp32(s − mx), zero where invisible; float64 running sums.
+	c32 := consts32For(is)
+	sums := []VecVirtual{is.f64(), is.f64()}
+	is.zero(sums[0])
+	is.zero(sums[1])
+	is.zero(w.j)
+	Load(Param("sT"), p)
+	Load(Param("n"), n)
+	loop(name+"_exp", n, 1, func() {
+		x := is.vec()
+		VMOVUPS(mem(p, 0), x)
+		VSUBPS(mx, x, x)
+		e := is.exp32(c32, x)
+		if L == 16 {
+			VMOVAPS_Z(e, w.maskK(0), e)
+		} else {
+			VANDPS(w.maskV(0), e, e)
+		}
+		VMOVUPS(e, mem(p, 0))
+		for h, sum := range sums {
+			t := is.f64()
+			if L == 16 {
+				half := YMM()
+				if h == 0 {
+					VMOVAPS(e.AsY(), half)
+				} else {
+					VEXTRACTF64X4(U8(1), e, half)
+				}
+				VCVTPS2PD(half, t)
+			} else {
+				half := XMM()
+				if h == 0 {
+					VMOVAPS(e.AsX(), half)
+				} else {
+					VEXTRACTF128(U8(1), e, half)
+				}
+				VCVTPS2PD(half, t)
+			}
+			VADDPD(t, sum, sum)
+		}
+		w.next()
+		ADDQ(st, p)
+	})
+
+	// Pass 3: p = e · float32(1/sum).
+	r := is.vec()
+	for h, sum := range sums {
+		inv := is.f64()
+		VMOVUPD(c.get("one"), inv)
+		VDIVPD(sum, inv, inv)
+		half := is.half()
+		if L == 16 {
+			VCVTPD2PS(inv, half)
+			if h == 0 {
+				VMOVAPS(half, r.AsY())
+			} else {
+				VINSERTF64X4(U8(1), half, r, r)
+			}
+		} else {
+			VCVTPD2PSY(inv, half)
+			if h == 0 {
+				VMOVAPS(half, r.AsX())
+			} else {
+				VINSERTF128(U8(1), half, r, r)
+			}
+		}
+	}
+	Load(Param("sT"), p)
+	Load(Param("n"), n)
+	loop(name+"_scale", n, 1, func() {
+		x := is.vec()
+		VMULPS(mem(p, 0), r, x)
+		VMOVUPS(x, mem(p, 0))
+		ADDQ(st, p)
+	})
+	VZEROUPPER()
+	RET()
+}
+
+// mqPVName is the name of the weighted-sum kernel over g head dimensions.
+func mqPVName(is isa, nv, g int, masked bool) string {
+	m := ""
+	if masked {
+		m = "Mask"
+	}
+	return fmt.Sprintf("mqPV%s%s_%d", m, mqSuffix(is, nv), g)
+}
+
+// mqPV generates, for tiles of nv vectors,
+//
+//	func(oT, pT, v *float32, stride, n int)                      (unmasked)
+//	func(oT, pT, v *float32, stride, n int, win *int32, j0 int)  (masked)
+//
+// oT[c][r] += Σ_j pT[j][r]·v[j·stride+c] for c < g, j < n and the tile's
+// rows r, one FMA chain per element in order of j. The masked form treats
+// the n keys as keys j0… of the windows at win and leaves a lane's
+// accumulators untouched for keys it does not see; the unmasked form is for
+// runs of keys every row sees.
+func mqPV(is isa, nv, g int, masked bool) {
+	name := mqPVName(is, nv, g, masked)
+	sig := "func(oT, pT, v *float32, stride, n int)"
+	if masked {
+		sig = "func(oT, pT, v *float32, stride, n int, win *int32, j0 int)"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	what := "every lane"
+	if masked {
+		what = "the lanes that see each key"
+	}
+	Doc(fmt.Sprintf("%s accumulates probability-weighted values into %d transposed output dimensions of a %d-vector tile, for %s.", name, g, nv, what))
+	vb := 4 * is.lanes
+	row := nv * vb
+	oT := Load(Param("oT"), GP64())
+	pT := Load(Param("pT"), GP64())
+	vp := Load(Param("v"), GP64())
+	s := Load(Param("stride"), GP64())
+	SHLQ(U8(2), s)
+	n := Load(Param("n"), GP64())
+	var w *window
+	if masked {
+		w = is.window(Load(Param("win"), GP64()), nv, NewParamAddr("j0", 48))
+	}
+	acc := make([][]VecVirtual, g)
+	for c := range acc {
+		for v := range nv {
+			a := is.vec()
+			VMOVUPS(mem(oT, c*row+v*vb), a)
+			acc[c] = append(acc[c], a)
+		}
+	}
+	loop(name, n, 1, func() {
+		PREFETCHT0(Mem{Base: vp, Index: s, Scale: 8})
+		p := make([]VecVirtual, nv)
+		for v := range p {
+			p[v] = is.vec()
+			VMOVUPS(mem(pT, v*vb), p[v])
+		}
+		var ks []Register
+		var ms []VecVirtual
+		if masked {
+			for v := range nv {
+				if is.lanes == 16 {
+					ks = append(ks, w.maskK(v))
+				} else {
+					ms = append(ms, w.maskV(v))
+				}
+			}
+		}
+		for c := range acc {
+			if !masked && nv == 1 && is.lanes == 16 {
+				VFMADD231PS_BCST(mem(vp, 4*c), p[0], acc[c][0])
+				continue
+			}
+			if masked && nv == 1 && is.lanes == 16 {
+				VFMADD231PS_BCST(mem(vp, 4*c), p[0], ks[0], acc[c][0])
+				continue
+			}
+			t := is.vec()
+			VBROADCASTSS(mem(vp, 4*c), t)
+			for v, a := range acc[c] {
+				switch {
+				case !masked:
+					VFMADD231PS(t, p[v], a)
+				case is.lanes == 16:
+					VFMADD231PS(t, p[v], ks[v], a)
+				default:
+					u := is.vec()
+					VMOVAPS(t, u)
+					VFMADD213PS(a, p[v], u) // u = p·v + acc
+					VBLENDVPS(ms[v], u, a, a)
+				}
+			}
+		}
+		if masked {
+			w.next()
+		}
+		ADDQ(U32(row), pT)
+		ADDQ(s, vp)
+	})
+	for c := range acc {
+		for v, a := range acc[c] {
+			VMOVUPS(a, mem(oT, c*row+v*vb))
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// The float32 exponential of the softmax and GELU, in step with exp32 in
+// ../window.go:
+// 0 below ln 2⁻¹²⁶; else x clamped to at most 0 keeping NaN (softmax
+// arguments are never positive); n = round(x·log2 e)
+// with the 1.5·2²³ trick; r = x − n·ln 2 in two fused steps; the degree-7
+// Taylor polynomial by Horner with FMAs (truncation < 1e-8 relative for
+// |r| ≤ ln2/2); times 2ⁿ built in the exponent bits.
+const (
+	exp32Lo    = -87.3365478515625 // float32(ln 2⁻¹²⁶)
+	log2e32    = 1.4426950216293335
+	magic32    = 12582912.0 // 1.5·2²³
+	ln2Hi32    = 0.6931471824645996
+	ln2Lo32    = -1.9046542121259336e-09
+	exp32Terms = 8
+)
+
+// consts32 is a table of float32 (or int32) constants, each repeated
+// across a whole vector.
+type consts32 struct {
+	mem Mem
+	off map[string]int
+}
+
+var consts32Tables = map[string]*consts32{}
+
+func consts32For(is isa) *consts32 {
+	if c, ok := consts32Tables[is.name]; ok {
+		return c
+	}
+	c := &consts32{mem: GLOBL("consts32"+is.name, RODATA|NOPTR), off: map[string]int{}}
+	next := 0
+	add := func(name string, bits uint32) {
+		c.off[name] = next
+		for range is.lanes {
+			DATA(next, U32(bits))
+			next += 4
+		}
+	}
+	addF := func(name string, v float32) { add(name, math.Float32bits(v)) }
+	addF("lo", exp32Lo)
+	addF("log2e", log2e32)
+	addF("magic", magic32)
+	addF("ln2hi", ln2Hi32)
+	addF("ln2lo", ln2Lo32)
+	f := 1.0
+	for i := range exp32Terms {
+		if i > 0 {
+			f *= float64(i)
+		}
+		addF(fmt.Sprintf("c%d", i), float32(1/f))
+	}
+	add("bias127", 127)
+	addGELUConsts(add)
+	consts32Tables[is.name] = c
+	return c
+}
+
+func (c *consts32) get(name string) Mem {
+	o, ok := c.off[name]
+	if !ok {
+		panic("no constant " + name)
+	}
+	return c.mem.Offset(o)
+}
+
+// exp32 returns exp(x) lane-wise, clobbering x.
+func (is isa) exp32(c *consts32, x VecVirtual) VecVirtual {
+	b := is.vec()
+	VMOVUPS(c.get("lo"), b)
+	var keep Op // lanes not below the clamp (or NaN)
+	if is.lanes == 16 {
+		k := K()
+		VCMPPS(U8(5), b, x, k) // !(x < lo)
+		keep = k
+	} else {
+		m := is.vec()
+		VCMPPS(U8(5), b, x, m)
+		keep = m
+	}
+	VMAXPS(x, b, x) // b > x ? b : x, so NaN stays
+	is.zero(b)
+	VMINPS(x, b, x)
+	y, n, p := is.vec(), is.vec(), is.vec()
+	VMULPS(c.get("log2e"), x, y)
+	VADDPS(c.get("magic"), y, y)
+	VSUBPS(c.get("magic"), y, n)
+	VFNMADD231PS(c.get("ln2hi"), n, x)
+	VFNMADD231PS(c.get("ln2lo"), n, x)
+	VMOVUPS(c.get(fmt.Sprintf("c%d", exp32Terms-1)), p)
+	for i := exp32Terms - 2; i >= 0; i-- {
+		VFMADD213PS(c.get(fmt.Sprintf("c%d", i)), x, p)
+	}
+	VPSUBD(c.get("magic"), y, y)
+	VPADDD(c.get("bias127"), y, y)
+	VPSLLD(U8(23), y, y)
+	VMULPS(y, p, p)
+	if is.lanes == 16 {
+		VMOVAPS_Z(p, keep, p)
+	} else {
+		VANDPS(keep, p, p)
+	}
+	return p
+}

@@ -1,0 +1,395 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+)
+
+// KV is a block of cached key and value rows for AttendWindows: head h of
+// row r is K[r·Stride + h·HeadStride :][:headDim] (and likewise in V). With
+// HeadStride 0 the heads of a row are adjacent (HeadStride = head size):
+// Stride is d for a plain [rows, d] cache and 3d for the rows of a fused
+// q|k|v buffer. A head-major cache [heads][rows][headDim] has Stride =
+// headDim and HeadStride = rows·headDim, which keeps the keys a head reads
+// contiguous. Keys are addressed by a logical index j: row j itself, or with
+// Ring > 0, row (First+j) mod Ring of a ring buffer of Ring rows.
+type KV struct {
+	K, V       []float32
+	Stride     int
+	HeadStride int // 0: the head size
+	Ring       int // 0: no ring
+	First      int // ring row of logical key 0; 0 <= First < Ring
+}
+
+// headStride returns the offset between heads of a row.
+func (kv *KV) headStride(hd int) int {
+	if kv.HeadStride == 0 {
+		return hd
+	}
+	return kv.HeadStride
+}
+
+// row returns the physical row of logical key j.
+func (kv *KV) row(j int) int {
+	if kv.Ring == 0 {
+		return j
+	}
+	r := kv.First + j
+	if r >= kv.Ring {
+		r -= kv.Ring
+	}
+	return r
+}
+
+// AttnScratch holds the temporary buffers of AttendWindows. The zero value
+// is ready to use; keep one per goroutine and reuse it so that steady calls
+// do not allocate.
+type AttnScratch struct {
+	buf   []float32
+	job   windowsJob
+	tiles []windowTile
+}
+
+// Floats returns the number of float32 values the scratch holds.
+func (sc *AttnScratch) Floats() int { return len(sc.buf) }
+
+// AttendWindows computes multi-head attention for nq = len(lo) query rows,
+// each with its own window of keys: row i (query q[i·ldq : i·ldq+d], result
+// out[i·ldo : i·ldo+d]) attends the logical keys lo[i] <= j < hi[i] of kv,
+// head by head as Attend does:
+//
+//	out_h = Σ_j softmax_j(scale · q_h·k_jh) · v_jh
+//
+// A row with an empty window gets zeros. out must not overlap q or kv.
+//
+// The rows are processed in tiles (8 to 32 rows: one or two vector
+// registers of them on the SIMD paths), and each tile reads the keys and
+// values of the union of its rows' windows once, so rows with overlapping windows — the rows of one decode
+// step, consecutive rows of a sequence — share the memory traffic.
+//
+// Exactness: a row's result depends only on its query, its window's keys
+// and values, and scale — not on the other rows of the call, on how rows are
+// tiled, on threads, on the stride or on where a ring wraps. Per row and
+// head: each score is one fused multiply-add chain over the head's
+// dimensions from zero, then times scale; the maximum is taken over the
+// window (NaN scores never win); e_j = exp(s_j − max) in float32 (exp32,
+// within 1 ulp), summed in float64 in order of j; p_j = e_j ·
+// float32(1/sum); each output value is one fused multiply-add chain of p_j ·
+// v_j over the window in order of j, from zero. Keys outside a row's window
+// never touch its result, even when they are NaN. Every step is an IEEE
+// float32 (or float64) operation, so the portable code and the SIMD kernels
+// give the same bits.
+//
+// sc may be nil (a temporary is allocated). Large calls are spread over the
+// worker pool; inconsistent arguments panic.
+func AttendWindows(out []float32, ldo int, q []float32, ldq int, kv KV, lo, hi []int, heads, headDim int, scale float32, sc *AttnScratch) {
+	nq := len(lo)
+	d := heads * headDim
+	checkWindows(out, ldo, q, ldq, &kv, lo, hi, heads, headDim)
+	if nq == 0 || d == 0 {
+		return
+	}
+	if sc == nil {
+		sc = new(AttnScratch)
+	}
+	j := &sc.job
+	*j = windowsJob{out: out, ldo: ldo, q: q, ldq: ldq, kv: kv, lo: lo, hi: hi,
+		heads: heads, hd: headDim, scale: scale, tiles: windowTiles(sc.tiles[:0], nq)}
+	sc.tiles = j.tiles
+	work := 0
+	for i := range j.tiles {
+		t := &j.tiles[i]
+		t.prepare(j)
+		work += (t.kmax - t.kmin) * max(t.lanes*t.vectors, t.n)
+	}
+	chunks := len(j.tiles) * heads
+	if 2*work*d < parMinAttend || chunks == 1 || Threads() == 1 {
+		for c := range chunks {
+			j.run(c, &sc.buf)
+		}
+	} else {
+		parallel(j, chunks, &sc.buf)
+	}
+	sc.job = windowsJob{tiles: sc.tiles[:0]} // drop references to the caller's buffers
+}
+
+func checkWindows(out []float32, ldo int, q []float32, ldq int, kv *KV, lo, hi []int, heads, headDim int) {
+	nq := len(lo)
+	d := heads * headDim
+	bad := func(format string, args ...any) {
+		panic(fmt.Sprintf("tensor.AttendWindows: "+format, args...))
+	}
+	if len(hi) != nq {
+		bad("%d lo bounds, %d hi bounds", nq, len(hi))
+	}
+	if heads < 0 || headDim < 0 {
+		bad("%d heads of %d", heads, headDim)
+	}
+	if nq == 0 || d == 0 {
+		return
+	}
+	if (nq > 1 && (ldq < d || ldo < d)) || len(q) < (nq-1)*ldq+d || len(out) < (nq-1)*ldo+d {
+		bad("q %d (ld %d) / out %d (ld %d) too short for %d rows of %d", len(q), ldq, len(out), ldo, nq, d)
+	}
+	maxHi := 0
+	for i, l := range lo {
+		if l < 0 || hi[i] < l {
+			bad("row %d: window [%d, %d)", i, l, hi[i])
+		}
+		maxHi = max(maxHi, hi[i])
+	}
+	rows := maxHi
+	if kv.Ring != 0 {
+		if kv.Ring < 0 || kv.First < 0 || kv.First >= kv.Ring || maxHi > kv.Ring {
+			bad("ring of %d, first %d, keys up to %d", kv.Ring, kv.First, maxHi)
+		}
+		rows = kv.Ring
+	}
+	hs := kv.headStride(headDim)
+	if kv.HeadStride < 0 || kv.Stride < 0 {
+		bad("stride %d, head stride %d", kv.Stride, kv.HeadStride)
+	}
+	if kv.HeadStride == 0 && kv.Stride < d {
+		bad("stride %d shorter than a row of %d", kv.Stride, d)
+	}
+	if end := (rows-1)*kv.Stride + (heads-1)*hs + headDim; rows > 0 && (len(kv.K) < end || len(kv.V) < end) {
+		bad("keys %d / values %d (stride %d, head stride %d) too short for %d rows of %d heads × %d", len(kv.K), len(kv.V), kv.Stride, hs, rows, heads, headDim)
+	}
+}
+
+// windowsJob is one AttendWindows call; chunk c is head c / len(tiles) of
+// row tile c % len(tiles), so that consecutive chunks share a head's keys.
+type windowsJob struct {
+	out       []float32
+	ldo       int
+	q         []float32
+	ldq       int
+	kv        KV
+	lo, hi    []int
+	heads, hd int
+	scale     float32
+	tiles     []windowTile
+}
+
+// windowTile is rows [r0, r0+n) of a call, computed with kernels on
+// vectors registers of lanes floats (lanes 0: the portable code), and the
+// keys [kmin, kmax) they see.
+type windowTile struct {
+	r0, n          int
+	lanes, vectors int
+	kmin, kmax     int
+	// SIMD tiles: per vector, lo−1 of its lanes then hi−1, relative to kmin
+	// (lanes without a row see nothing); and the tile's keys as runs.
+	win  [64]int32
+	runs []windowRun
+	rbuf [8]windowRun
+}
+
+// prepare sets the tile's key range, lane windows and runs.
+func (t *windowTile) prepare(j *windowsJob) {
+	t.kmin, t.kmax = math.MaxInt, 0
+	for i := t.r0; i < t.r0+t.n; i++ {
+		if j.lo[i] < j.hi[i] {
+			t.kmin = min(t.kmin, j.lo[i])
+			t.kmax = max(t.kmax, j.hi[i])
+		}
+	}
+	if t.kmax == 0 {
+		t.kmin, t.kmax = 0, 0
+	}
+	t.runs = nil
+	if t.lanes == 0 || t.kmin == t.kmax {
+		return
+	}
+	L, n := t.lanes, t.kmax-t.kmin
+	full0, full1 := 0, n // keys every row sees
+	for r := range L * t.vectors {
+		lo, hi := &t.win[(r/L)*2*L+r%L], &t.win[(r/L)*2*L+L+r%L]
+		*lo, *hi = -1, -1
+		if r >= t.n {
+			continue
+		}
+		i := t.r0 + r
+		if j.lo[i] == j.hi[i] {
+			full0, full1 = 0, 0 // an empty row: mask everything
+			continue
+		}
+		a, b := j.lo[i]-t.kmin, j.hi[i]-t.kmin
+		*lo, *hi = int32(a-1), int32(b-1)
+		full0, full1 = max(full0, a), min(full1, b)
+	}
+	t.runs = windowRuns(t.rbuf[:0], &j.kv, t.kmin, n, full0, full1)
+}
+
+func (j *windowsJob) run(c int, sp *[]float32) {
+	h, t := c/len(j.tiles), &j.tiles[c%len(j.tiles)]
+	if t.lanes > 0 {
+		windowTileSIMD(j, t, h, sp)
+		return
+	}
+	for i := t.r0; i < t.r0+t.n; i++ {
+		n := j.hi[i] - j.lo[i]
+		if len(*sp) < n {
+			*sp = make([]float32, n)
+		}
+		windowRowGeneric(j, i, h, (*sp)[:n])
+	}
+}
+
+// fma32 returns a·b + c rounded once to float32, as the hardware's fused
+// multiply-add does. The product is exact in float64; the sum is rounded to
+// float64 and then to float32, which is the single rounding unless the
+// float64 sum lies exactly halfway between two float32 values, where the
+// sign of the float64 rounding error decides.
+func fma32(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	r := float32(s)
+	if float64(r) == s || math.IsNaN(s) || math.IsInf(s, 0) {
+		return r
+	}
+	bv := s - p
+	e := (p - (s - bv)) + (float64(c) - bv) // s + e = p + c exactly
+	if e == 0 {
+		return r
+	}
+	lo, hi := r, r
+	if float64(r) < s {
+		hi = math.Nextafter32(r, float32(math.Inf(1)))
+	} else {
+		lo = math.Nextafter32(r, float32(math.Inf(-1)))
+	}
+	if s-float64(lo) != float64(hi)-s {
+		return r
+	}
+	if e > 0 {
+		return hi
+	}
+	return lo
+}
+
+// windowRowGeneric computes head h of row i with the contract's operations;
+// s is scratch of the window's length.
+func windowRowGeneric(j *windowsJob, i, h int, s []float32) {
+	hd, kv := j.hd, &j.kv
+	off, koff := h*hd, h*kv.headStride(hd)
+	o := j.out[i*j.ldo+off : i*j.ldo+off+hd]
+	clear(o)
+	if len(s) == 0 {
+		return
+	}
+	q := j.q[i*j.ldq+off : i*j.ldq+off+hd]
+	lo := j.lo[i]
+	for n := range s {
+		r := kv.row(lo+n)*kv.Stride + koff
+		k := kv.K[r : r+hd]
+		var acc float32
+		for c, qc := range q {
+			acc = fma32(qc, k[c], acc)
+		}
+		s[n] = acc * j.scale
+	}
+	mx := float32(math.Inf(-1))
+	for _, v := range s {
+		if v > mx {
+			mx = v
+		}
+	}
+	var sum float64
+	for n, v := range s {
+		e := exp32(v - mx)
+		s[n] = e
+		sum += float64(e)
+	}
+	inv := float32(1 / sum)
+	for n, e := range s {
+		p := e * inv
+		r := kv.row(lo+n)*kv.Stride + koff
+		v := j.kv.V[r : r+hd]
+		for c := range o {
+			o[c] = fma32(p, v[c], o[c])
+		}
+	}
+}
+
+// windowRun is a run of consecutive logical keys [j0, j0+n) of a tile
+// (relative to the tile's first key) that lies in one contiguous stretch of
+// rows starting at row, and whose keys every row of the tile sees unless
+// masked is set.
+type windowRun struct {
+	j0, n, row int
+	masked     bool
+}
+
+// windowRuns splits the keys [0, n) of a tile whose first key is logical key
+// kmin into runs: [full0, full1) is where no masking is needed (empty if
+// full0 >= full1), and ring wraps split runs further. dst is reused.
+func windowRuns(dst []windowRun, kv *KV, kmin, n, full0, full1 int) []windowRun {
+	dst = dst[:0]
+	add := func(a, b int, masked bool) {
+		for a < b {
+			row := kv.row(kmin + a)
+			m := b - a
+			if kv.Ring != 0 {
+				m = min(m, kv.Ring-row)
+			}
+			dst = append(dst, windowRun{j0: a, n: m, row: row, masked: masked})
+			a += m
+		}
+	}
+	if full0 >= full1 {
+		add(0, n, true)
+		return dst
+	}
+	add(0, full0, true)
+	add(full0, full1, false)
+	add(full1, n, true)
+	return dst
+}
+
+// Constants of exp32, in step with _asm/windows.go.
+const (
+	exp32Lo    = -87.3365478515625 // float32(ln 2⁻¹²⁶)
+	log2e32    = 1.4426950216293335
+	magic32    = 12582912.0 // 1.5·2²³
+	ln2Hi32    = 0.6931471824645996
+	ln2Lo32    = -1.9046542121259336e-09
+	exp32Terms = 8
+)
+
+// exp32Coef[i] = float32(1/i!).
+var exp32Coef = func() [exp32Terms]float32 {
+	var c [exp32Terms]float32
+	f := 1.0
+	for i := range c {
+		if i > 0 {
+			f *= float64(i)
+		}
+		c[i] = float32(1 / f)
+	}
+	return c
+}()
+
+// exp32 is the float32 exponential of AttendWindows and GELUErf for
+// arguments <= 0 (the SIMD kernels do exactly these operations): 0 below
+// ln 2⁻¹²⁶ (no subnormal results); x clamped to at most 0 keeping NaN;
+// n = round(x·log2 e); r = x − n·ln 2 in two fused steps; the degree-7
+// Taylor polynomial (truncation < 1e-8 relative for |r| ≤ ln2/2); times 2ⁿ.
+func exp32(x float32) float32 {
+	if x < exp32Lo {
+		return 0
+	}
+	if x > 0 {
+		x = 0
+	}
+	y := float32(x*log2e32) + magic32 // no fusion: the kernels round the product
+	n := y - magic32
+	r := fma32(-n, ln2Hi32, x)
+	r = fma32(-n, ln2Lo32, r)
+	p := exp32Coef[exp32Terms-1]
+	for i := exp32Terms - 2; i >= 0; i-- {
+		p = fma32(p, r, exp32Coef[i])
+	}
+	e := int32(math.Float32bits(y)-math.Float32bits(magic32)) + 127
+	return p * math.Float32frombits(uint32(e)<<23)
+}

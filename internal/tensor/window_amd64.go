@@ -1,0 +1,163 @@
+//go:build !purego
+
+package tensor
+
+// windowKernels are the kernels for one vector width and tile width (see
+// _asm/windows.go): pv[g-1] and pvMask[g-1] accumulate g output dimensions.
+type windowKernels struct {
+	scores  func(qT, k *float32, stride, n, hd int, scale float32, sT *float32)
+	softmax func(sT *float32, n, stride int, win *int32)
+	pv      []func(oT, pT, v *float32, stride, n int)
+	pvMask  []func(oT, pT, v *float32, stride, n int, win *int32, j0 int)
+}
+
+// Every lane performs the same IEEE operations in the same order whatever
+// the kernel set, so all of them give bit-identical per-row results; the
+// 8-lane (AVX2) sets also serve AVX-512 machines for tiles of at most 8 rows.
+var (
+	windowKernels16 = windowKernels{
+		scores:  mqScoresAVX512,
+		softmax: mqSoftmaxAVX512,
+		pv: []func(oT, pT, v *float32, stride, n int){mqPVAVX512_1, mqPVAVX512_2, mqPVAVX512_3, mqPVAVX512_4,
+			mqPVAVX512_5, mqPVAVX512_6, mqPVAVX512_7, mqPVAVX512_8, mqPVAVX512_9, mqPVAVX512_10, mqPVAVX512_11,
+			mqPVAVX512_12, mqPVAVX512_13, mqPVAVX512_14, mqPVAVX512_15, mqPVAVX512_16},
+		pvMask: []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskAVX512_1, mqPVMaskAVX512_2,
+			mqPVMaskAVX512_3, mqPVMaskAVX512_4, mqPVMaskAVX512_5, mqPVMaskAVX512_6, mqPVMaskAVX512_7, mqPVMaskAVX512_8,
+			mqPVMaskAVX512_9, mqPVMaskAVX512_10, mqPVMaskAVX512_11, mqPVMaskAVX512_12, mqPVMaskAVX512_13,
+			mqPVMaskAVX512_14, mqPVMaskAVX512_15, mqPVMaskAVX512_16},
+	}
+	windowKernels16x2 = windowKernels{
+		scores:  mqScoresAVX512x2,
+		softmax: mqSoftmaxAVX512,
+		pv: []func(oT, pT, v *float32, stride, n int){mqPVAVX512x2_1, mqPVAVX512x2_2, mqPVAVX512x2_3,
+			mqPVAVX512x2_4, mqPVAVX512x2_5, mqPVAVX512x2_6, mqPVAVX512x2_7, mqPVAVX512x2_8},
+		pvMask: []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskAVX512x2_1, mqPVMaskAVX512x2_2,
+			mqPVMaskAVX512x2_3, mqPVMaskAVX512x2_4, mqPVMaskAVX512x2_5, mqPVMaskAVX512x2_6, mqPVMaskAVX512x2_7,
+			mqPVMaskAVX512x2_8},
+	}
+	windowKernels8 = windowKernels{
+		scores:  mqScoresAVX2,
+		softmax: mqSoftmaxAVX2,
+		pv: []func(oT, pT, v *float32, stride, n int){mqPVAVX2_1, mqPVAVX2_2, mqPVAVX2_3, mqPVAVX2_4,
+			mqPVAVX2_5, mqPVAVX2_6, mqPVAVX2_7, mqPVAVX2_8},
+		pvMask: []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskAVX2_1, mqPVMaskAVX2_2,
+			mqPVMaskAVX2_3, mqPVMaskAVX2_4, mqPVMaskAVX2_5, mqPVMaskAVX2_6, mqPVMaskAVX2_7, mqPVMaskAVX2_8},
+	}
+	windowKernels8x2 = windowKernels{
+		scores:  mqScoresAVX2x2,
+		softmax: mqSoftmaxAVX2,
+		pv:      []func(oT, pT, v *float32, stride, n int){mqPVAVX2x2_1, mqPVAVX2x2_2, mqPVAVX2x2_3, mqPVAVX2x2_4},
+		pvMask: []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskAVX2x2_1, mqPVMaskAVX2x2_2,
+			mqPVMaskAVX2x2_3, mqPVMaskAVX2x2_4},
+	}
+)
+
+// windowTiles cuts nq rows into tiles: with AVX-512, 32-row tiles (two
+// vectors) while more than 16 rows remain, then a 16-row tile, or an 8-lane
+// tile for at most 8 rows (half the wasted lanes); with AVX2, 16-row tiles
+// (two vectors) while more than 8 rows remain, then an 8-row tile; 8-row
+// chunks of the portable code.
+func windowTiles(dst []windowTile, nq int) []windowTile {
+	for r0 := 0; r0 < nq; {
+		rem := nq - r0
+		t := windowTile{r0: r0}
+		switch {
+		case active == implAVX512 && rem > 16:
+			t.lanes, t.vectors = 16, 2
+		case active == implAVX512 && rem > 8:
+			t.lanes, t.vectors = 16, 1
+		case active == implAVX2 && rem > 8:
+			t.lanes, t.vectors = 8, 2
+		case active != implGeneric:
+			t.lanes, t.vectors = 8, 1
+		}
+		t.n = min(rem, max(8, t.lanes*t.vectors))
+		dst = append(dst, t)
+		r0 += t.n
+	}
+	return dst
+}
+
+// windowKeyBlock is how many keys the weighted sums take per pass over the
+// head's dimension groups, so that a block of probabilities stays in L1
+// across the groups.
+const windowKeyBlock = 256
+
+// windowTileSIMD computes head h of tile t with the vector kernels. The
+// tile's scratch, from *sp: qT and oT [hd][R], sT [keys][R], R = the tile's
+// lanes × vectors.
+func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
+	L, V := t.lanes, t.vectors
+	R := L * V
+	hd, kv := j.hd, &j.kv
+	off, koff := h*hd, h*kv.headStride(hd)
+	if t.kmax == t.kmin {
+		for i := t.r0; i < t.r0+t.n; i++ {
+			clear(j.out[i*j.ldo+off : i*j.ldo+off+hd])
+		}
+		return
+	}
+	kn := &windowKernels8
+	switch {
+	case L == 16 && V == 2:
+		kn = &windowKernels16x2
+	case L == 16:
+		kn = &windowKernels16
+	case V == 2:
+		kn = &windowKernels8x2
+	}
+	n := t.kmax - t.kmin
+	need := 2*hd*R + n*R
+	if len(*sp) < need {
+		*sp = make([]float32, need)
+	}
+	buf := *sp
+	qT, oT, sT := buf[:hd*R], buf[hd*R:2*hd*R], buf[2*hd*R:need]
+	for r := range R {
+		if r >= t.n {
+			for c := range hd {
+				qT[c*R+r] = 0
+			}
+			continue
+		}
+		i := t.r0 + r
+		qr := j.q[i*j.ldq+off : i*j.ldq+off+hd]
+		for c, v := range qr {
+			qT[c*R+r] = v
+		}
+	}
+	for _, r := range t.runs {
+		kn.scores(&qT[0], &kv.K[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
+	}
+	for v := range V {
+		kn.softmax(&sT[v*L], n, R, &t.win[v*2*L])
+	}
+	clear(oT)
+	win := &t.win[0]
+	G := len(kn.pv)
+	for b0 := 0; b0 < n; b0 += windowKeyBlock {
+		b1 := min(b0+windowKeyBlock, n)
+		for g := 0; g < hd; g += G {
+			gs := min(G, hd-g)
+			for _, r := range t.runs {
+				a, e := max(r.j0, b0), min(r.j0+r.n, b1)
+				if a >= e {
+					continue
+				}
+				v := &kv.V[(r.row+a-r.j0)*kv.Stride+koff+g]
+				if r.masked {
+					kn.pvMask[gs-1](&oT[g*R], &sT[a*R], v, kv.Stride, e-a, win, a)
+				} else {
+					kn.pv[gs-1](&oT[g*R], &sT[a*R], v, kv.Stride, e-a)
+				}
+			}
+		}
+	}
+	for r := range t.n {
+		i := t.r0 + r
+		o := j.out[i*j.ldo+off : i*j.ldo+off+hd]
+		for c := range o {
+			o[c] = oT[c*R+r]
+		}
+	}
+}

@@ -1,0 +1,388 @@
+package tensor
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// windowCase is one AttendWindows problem: nkeys logical keys stored either
+// contiguously (ring 0) or in a ring, row-major or head-major, and per-row
+// windows.
+type windowCase struct {
+	heads, hd, extra int // stride = heads·hd + extra (row-major)
+	nkeys            int
+	ring, first      int
+	headMajor        bool // [heads][rows][hd], heads extra·hd floats apart beyond their rows
+	lo, hi           []int
+}
+
+func (c *windowCase) d() int      { return c.heads * c.hd }
+func (c *windowCase) stride() int { return c.d() + c.extra }
+
+func (c *windowCase) String() string {
+	return fmt.Sprintf("heads=%d hd=%d extra=%d headMajor=%v keys=%d ring=%d/%d rows=%d",
+		c.heads, c.hd, c.extra, c.headMajor, c.nkeys, c.ring, c.first, len(c.lo))
+}
+
+// layout stores logical keys and values k, v [nkeys][d] in the case's
+// layout and returns the KV.
+func (c *windowCase) layout(k, v []float32) KV {
+	d, hd := c.d(), c.hd
+	rows := max(c.nkeys, 1)
+	if c.ring > 0 {
+		rows = c.ring
+	}
+	kv := KV{Stride: c.stride(), Ring: c.ring, First: c.first}
+	if c.headMajor {
+		kv.Stride, kv.HeadStride = hd, (rows+c.extra)*hd
+	}
+	size := (rows-1)*kv.Stride + (c.heads-1)*kv.headStride(hd) + hd
+	kv.K, kv.V = make([]float32, size), make([]float32, size)
+	for i := range kv.K {
+		kv.K[i], kv.V[i] = float32(math.NaN()), float32(math.NaN()) // padding and unused rows must never be read
+	}
+	for j := range c.nkeys {
+		r := kv.row(j)
+		for h := range c.heads {
+			o := r*kv.Stride + h*kv.headStride(hd)
+			copy(kv.K[o:o+hd], k[j*d+h*hd:j*d+(h+1)*hd])
+			copy(kv.V[o:o+hd], v[j*d+h*hd:j*d+(h+1)*hd])
+		}
+	}
+	return kv
+}
+
+// refWindows is the float64 reference: row i attends keys [lo[i], hi[i]).
+func refWindows(q, k, v []float32, c *windowCase, scale float32) []float64 {
+	d := c.d()
+	out := make([]float64, len(c.lo)*d)
+	for i := range c.lo {
+		var rows []int
+		for j := c.lo[i]; j < c.hi[i]; j++ {
+			rows = append(rows, j)
+		}
+		copy(out[i*d:], refAttend(q[i*d:(i+1)*d], k, v, rows, c.heads, c.hd, d, scale))
+	}
+	return out
+}
+
+func randWindows(r *rand.Rand, nq, nkeys int, causal bool) (lo, hi []int) {
+	lo, hi = make([]int, nq), make([]int, nq)
+	for i := range nq {
+		switch {
+		case causal:
+			// Consecutive query positions at the end of the keys, with a
+			// bounded context, as in a decode step.
+			ctx := 1 + r.IntN(nkeys)
+			p := nkeys - nq + i
+			hi[i] = p + 1
+			lo[i] = max(0, p+1-ctx)
+			if hi[i] <= 0 {
+				lo[i], hi[i] = 0, 0
+			}
+		case r.IntN(8) == 0:
+			lo[i] = r.IntN(nkeys + 1)
+			hi[i] = lo[i] // empty
+		default:
+			a, b := r.IntN(nkeys+1), r.IntN(nkeys+1)
+			lo[i], hi[i] = min(a, b), max(a, b)
+		}
+	}
+	return lo, hi
+}
+
+func windowCases(r *rand.Rand) []windowCase {
+	var cs []windowCase
+	shapes := []struct{ heads, hd, extra int }{
+		{1, 16, 0}, {4, 64, 0}, {4, 64, 512}, {2, 8, 3}, {3, 24, 5}, {1, 5, 1}, {2, 80, 0}, {1, 1, 0}, {2, 17, 2},
+	}
+	for si, s := range shapes {
+		for _, nq := range []int{1, 3, 8, 16, 17, 40} {
+			nkeys := 1 + r.IntN(70)
+			c := windowCase{heads: s.heads, hd: s.hd, extra: s.extra, nkeys: nkeys, headMajor: (si+nq)%4 == 1}
+			if (si+nq)%3 == 0 {
+				c.ring = nkeys + r.IntN(5)
+				c.first = r.IntN(c.ring)
+			}
+			c.lo, c.hi = randWindows(r, nq, nkeys, nq%2 == 1 && nq <= nkeys)
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// runWindows calls AttendWindows on the case and returns out [rows][d].
+func runWindows(c *windowCase, q []float32, kv KV, scale float32, sc *AttnScratch) []float32 {
+	d := c.d()
+	out := make([]float32, len(c.lo)*d)
+	for i := range out {
+		out[i] = float32(math.NaN()) // must be overwritten
+	}
+	AttendWindows(out, d, q, d, kv, c.lo, c.hi, c.heads, c.hd, scale, sc)
+	return out
+}
+
+// TestAttendWindows checks every implementation against the float64
+// reference and bit for bit against the portable code, and that the result
+// does not depend on the thread count or on parallel chunking.
+func TestAttendWindows(t *testing.T) {
+	useThreads(t, Threads())
+	oldMin := parMinAttend
+	t.Cleanup(func() { parMinAttend = oldMin })
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, c := range windowCases(r) {
+		d := c.d()
+		q, k, v := randVec(r, len(c.lo)*d), randVec(r, c.nkeys*d), randVec(r, c.nkeys*d)
+		scale := float32(1 / math.Sqrt(float64(c.hd)))
+		want := refWindows(q, k, v, &c, scale)
+		kv := c.layout(k, v)
+		var generic []float32
+		for _, im := range impls() {
+			useImpl(t, im)
+			var first []float32
+			var sc AttnScratch
+			for _, threads := range []int{1, 2} {
+				SetThreads(threads)
+				for _, pmin := range []int{0, 1 << 30} {
+					parMinAttend = pmin
+					got := runWindows(&c, q, kv, scale, &sc)
+					for i, g := range got {
+						if !(math.Abs(float64(g)-want[i]) <= 3e-6) {
+							t.Fatalf("%v %v threads=%d: out[%d] (row %d, window [%d,%d)) = %v, want %v",
+								&c, im, threads, i, i/d, c.lo[i/d], c.hi[i/d], g, want[i])
+						}
+					}
+					if first == nil {
+						first = got
+					} else if !bitsEqual(first, got) {
+						t.Fatalf("%v %v: result depends on threads or chunking", &c, im)
+					}
+				}
+			}
+			// Every implementation performs the same IEEE operations.
+			if generic == nil {
+				generic = first
+			} else if !bitsEqual(first, generic) {
+				t.Fatalf("%v %v: result differs from the portable code's", &c, im)
+			}
+		}
+	}
+}
+
+// TestAttendWindowsRowIndependence checks the exactness contract: a row's
+// result is bit-identical whether it is computed alone, with any other rows
+// in any order (so in any tile and lane), with its keys stored contiguously,
+// in a ring wrapped anywhere or with another stride.
+func TestAttendWindowsRowIndependence(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	for _, c := range windowCases(r) {
+		d := c.d()
+		nq := len(c.lo)
+		q, k, v := randVec(r, nq*d), randVec(r, c.nkeys*d), randVec(r, c.nkeys*d)
+		scale := float32(0.3)
+		for _, im := range impls() {
+			useImpl(t, im)
+			all := runWindows(&c, q, c.layout(k, v), scale, nil)
+			// Each row alone, in a contiguous unpadded layout.
+			for i := range nq {
+				one := c
+				one.extra, one.ring, one.first, one.headMajor = 0, 0, 0, false
+				one.lo, one.hi = c.lo[i:i+1], c.hi[i:i+1]
+				got := runWindows(&one, q[i*d:(i+1)*d], one.layout(k, v), scale, nil)
+				if !bitsEqual(got, all[i*d:(i+1)*d]) {
+					t.Fatalf("%v %v: row %d alone differs from the batch", &c, im, i)
+				}
+			}
+			// A random permutation of the rows, each repeated, in a ring of
+			// another size wrapped elsewhere.
+			perm := r.Perm(nq)
+			perm = append(perm, perm[:nq/2]...)
+			mix := c
+			mix.ring = c.nkeys + 3
+			mix.first = r.IntN(mix.ring)
+			mix.extra = c.extra + 7
+			mix.headMajor = !c.headMajor
+			mix.lo, mix.hi = make([]int, len(perm)), make([]int, len(perm))
+			mq := make([]float32, len(perm)*d)
+			for n, i := range perm {
+				mix.lo[n], mix.hi[n] = c.lo[i], c.hi[i]
+				copy(mq[n*d:], q[i*d:(i+1)*d])
+			}
+			got := runWindows(&mix, mq, mix.layout(k, v), scale, nil)
+			for n, i := range perm {
+				if !bitsEqual(got[n*d:(n+1)*d], all[i*d:(i+1)*d]) {
+					t.Fatalf("%v %v: row %d at position %d of a permuted call differs", &c, im, i, n)
+				}
+			}
+		}
+	}
+}
+
+// TestAttendWindowsIsolation puts NaN into keys and values that only some
+// rows see: the other rows must be exactly as with clean data.
+func TestAttendWindowsIsolation(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	const heads, hd, nkeys, nq = 2, 16, 60, 20
+	d := heads * hd
+	c := windowCase{heads: heads, hd: hd, nkeys: nkeys, lo: make([]int, nq), hi: make([]int, nq)}
+	// Causal windows of 30 keys ending at 40…59: key 45 is seen by rows 5…19
+	// only (positions 45…59 see it; earlier rows do not), key 12 by rows 0…1.
+	for i := range nq {
+		c.hi[i] = 40 + i + 1
+		c.lo[i] = c.hi[i] - 30
+	}
+	q, k, v := randVec(r, nq*d), randVec(r, nkeys*d), randVec(r, nkeys*d)
+	pk, pv := slices.Clone(k), slices.Clone(v)
+	for x := range d {
+		pk[45*d+x], pv[45*d+x] = float32(math.NaN()), float32(math.Inf(1))
+		pk[12*d+x], pv[12*d+x] = float32(math.Inf(-1)), float32(math.NaN())
+	}
+	for _, im := range impls() {
+		useImpl(t, im)
+		clean := runWindows(&c, q, c.layout(k, v), 0.25, nil)
+		dirty := runWindows(&c, q, c.layout(pk, pv), 0.25, nil)
+		for i := range nq {
+			sees := (c.lo[i] <= 45 && 45 < c.hi[i]) || (c.lo[i] <= 12 && 12 < c.hi[i])
+			row := dirty[i*d : (i+1)*d]
+			if sees {
+				if !math.IsNaN(float64(row[0])) {
+					t.Errorf("%v: row %d sees a poisoned key but is finite", im, i)
+				}
+				continue
+			}
+			if !bitsEqual(row, clean[i*d:(i+1)*d]) {
+				t.Fatalf("%v: row %d (window [%d,%d)) is changed by keys it does not see", im, i, c.lo[i], c.hi[i])
+			}
+		}
+	}
+}
+
+func TestAttendWindowsBadArgs(t *testing.T) {
+	kv := KV{K: make([]float32, 32), V: make([]float32, 32), Stride: 8}
+	q, out := make([]float32, 16), make([]float32, 16)
+	for name, f := range map[string]func(){
+		"lo/hi lengths": func() { AttendWindows(out, 8, q, 8, kv, []int{0}, []int{1, 2}, 1, 8, 1, nil) },
+		"reversed":      func() { AttendWindows(out, 8, q, 8, kv, []int{2}, []int{1}, 1, 8, 1, nil) },
+		"negative lo":   func() { AttendWindows(out, 8, q, 8, kv, []int{-1}, []int{1}, 1, 8, 1, nil) },
+		"past keys":     func() { AttendWindows(out, 8, q, 8, kv, []int{0}, []int{5}, 1, 8, 1, nil) },
+		"short q":       func() { AttendWindows(out, 8, q[:15], 8, kv, []int{0, 0}, []int{1, 1}, 1, 8, 1, nil) },
+		"short stride":  func() { AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 4}, []int{0}, []int{1}, 1, 8, 1, nil) },
+		"ring first": func() {
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 8, Ring: 4, First: 4}, []int{0}, []int{1}, 1, 8, 1, nil)
+		},
+		"past ring": func() {
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 8, Ring: 2}, []int{0}, []int{3}, 1, 8, 1, nil)
+		},
+		"short ring": func() {
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 8, Ring: 5}, []int{0}, []int{3}, 1, 8, 1, nil)
+		},
+		"head stride": func() {
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 4, HeadStride: 16}, []int{0}, []int{5}, 2, 4, 1, nil)
+		},
+		"negative head stride": func() {
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 4, HeadStride: -4}, []int{0}, []int{1}, 2, 4, 1, nil)
+		},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+	// Nothing to do is fine.
+	AttendWindows(nil, 0, nil, 0, KV{}, nil, nil, 4, 64, 1, nil)
+}
+
+// TestAttendWindowsMatchesAttend: for full-precision agreement with the
+// one-row kernel (both are exact to rounding, in different orders).
+func TestAttendWindowsMatchesAttend(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	const heads, hd, nkeys = 4, 64, 300
+	d := heads * hd
+	q, k, v := randVec(r, d), randVec(r, nkeys*d), randVec(r, nkeys*d)
+	for _, im := range impls() {
+		useImpl(t, im)
+		want := make([]float32, d)
+		Attend(want, q, k, v, nkeys, heads, hd, d, 0.125, make([]float32, nkeys))
+		got := make([]float32, d)
+		AttendWindows(got, d, q, d, KV{K: k, V: v, Stride: d}, []int{0}, []int{nkeys}, heads, hd, 0.125, nil)
+		for i := range got {
+			if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+				t.Fatalf("%v: out[%d] = %v, Attend %v", im, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// BenchmarkAttendWindows is one decode step's attention at the codec's
+// 400 Hz stage (32 rows, 1600-key windows, 4 heads of 64) and a whole
+// sequence's rows in tiles, against the one-row kernel.
+func BenchmarkAttendWindows(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	const heads, hd, ctx = 4, 64, 1600
+	d := heads * hd
+	for _, tc := range []struct {
+		name  string
+		rows  int
+		nkeys int
+	}{{"step32", 32, ctx + 31}, {"step4", 4, 500 + 3}, {"seq256", 256, ctx + 255}} {
+		q := randVec(r, tc.rows*3*d)
+		k, v := randVec(r, tc.nkeys*d), randVec(r, tc.nkeys*d)
+		lo, hi := make([]int, tc.rows), make([]int, tc.rows)
+		ctxN := min(ctx, tc.nkeys-tc.rows+1)
+		for i := range lo {
+			p := tc.nkeys - tc.rows + i
+			hi[i], lo[i] = p+1, p+1-ctxN
+		}
+		out := make([]float32, tc.rows*d)
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/t=%d", tc.name, threads), func(b *testing.B) {
+				useThreads(b, threads)
+				var sc AttnScratch
+				b.ReportAllocs()
+				for b.Loop() {
+					AttendWindows(out, d, q, 3*d, KV{K: k, V: v, Stride: d}, lo, hi, heads, hd, 0.125, &sc)
+				}
+			})
+			b.Run(fmt.Sprintf("%s/rowwise/t=%d", tc.name, threads), func(b *testing.B) {
+				useThreads(b, threads)
+				sc := make([]float32, tc.nkeys)
+				for b.Loop() {
+					for i := range tc.rows {
+						Attend(out[i*d:], q[i*3*d:], k[lo[i]*d:], v[lo[i]*d:], hi[i]-lo[i], heads, hd, d, 0.125, sc)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestExp32 checks the softmax exponential within 1 ulp of float32(e^x) over
+// its whole range, 0 below it, and NaN kept.
+func TestExp32(t *testing.T) {
+	// Every 997th float32 from −0 down to the clamp.
+	for b := uint32(0x80000000); b <= math.Float32bits(exp32Lo); b += 997 {
+		x := math.Float32frombits(b)
+		want := float32(math.Exp(float64(x)))
+		if u := ulps(exp32(x), want); u > 1 {
+			t.Fatalf("exp32(%v) = %v, want %v (%d ulp)", x, exp32(x), want, u)
+		}
+	}
+	for _, x := range []float32{0, float32(math.Copysign(0, -1))} {
+		if exp32(x) != 1 {
+			t.Errorf("exp32(%v) = %v", x, exp32(x))
+		}
+	}
+	if e := exp32(exp32Lo - 0.01); e != 0 {
+		t.Errorf("exp32 below the range = %v, want 0", e)
+	}
+	if e := exp32(float32(math.NaN())); !math.IsNaN(float64(e)) {
+		t.Errorf("exp32(NaN) = %v", e)
+	}
+}
