@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/nanovox/nanovox/internal/codec"
 	"github.com/nanovox/nanovox/internal/engine"
@@ -22,6 +23,18 @@ type Family struct {
 	LM    *nano.Model
 	Codec *codec.Model
 	name  string
+	// decoders keeps streaming decoders of finished requests: a new
+	// decoder's ~26 MB of K/V windows cost page faults the first time they
+	// are written; a reset one does not.
+	decoders sync.Pool
+}
+
+// decoder returns a reset streaming decoder.
+func (f *Family) decoder() *codec.Decoder {
+	if d, ok := f.decoders.Get().(*codec.Decoder); ok {
+		return d
+	}
+	return f.Codec.NewDecoder()
 }
 
 // Options tune Load.
@@ -143,7 +156,6 @@ type job struct {
 	dec    *codec.Decoder
 	chunks []string
 	buf    []float32
-	frame  [][]int
 }
 
 func (j *job) Chunks() []string { return j.chunks }
@@ -174,7 +186,7 @@ func (f *Family) Prepare(v *engine.Voice, prefix engine.Prefix, text string, p e
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	j := &job{f: f, gen: gen, dec: f.Codec.NewDecoder(), frame: make([][]int, 1)}
+	j := &job{f: f, gen: gen, dec: f.decoder()}
 	for _, c := range gen.Chunks() {
 		j.chunks = append(j.chunks, c.Text)
 	}
@@ -188,10 +200,19 @@ type stepper struct {
 	f    *Family
 	st   *nano.Stepper
 	gens []*nano.Generation
+
+	// One batched codec step for every stream that produced a frame.
+	batch  *codec.Batch
+	decs   []*codec.Decoder
+	frames [][]int
+	bufs   [][]float32
+	which  []int // job index of each batch entry
 }
 
 // NewStepper implements engine.Family.
-func (f *Family) NewStepper() engine.Stepper { return &stepper{f: f, st: f.LM.NewStepper()} }
+func (f *Family) NewStepper() engine.Stepper {
+	return &stepper{f: f, st: f.LM.NewStepper(), batch: f.Codec.NewBatch()}
+}
 
 // Step implements engine.Stepper.
 func (s *stepper) Step(jobs []engine.Job) ([]engine.Output, error) {
@@ -207,6 +228,24 @@ func (s *stepper) Step(jobs []engine.Job) ([]engine.Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.decs, s.frames, s.bufs, s.which = s.decs[:0], s.frames[:0], s.bufs[:0], s.which[:0]
+	for i, ev := range evs {
+		if ev.Kind == nano.EventFrame {
+			j := jobs[i].(*job)
+			s.decs = append(s.decs, j.dec)
+			s.frames = append(s.frames, ev.Frame)
+			s.bufs = append(s.bufs, j.buf[:0])
+			s.which = append(s.which, i)
+		}
+	}
+	if len(s.decs) > 0 {
+		if err := s.batch.Step(s.decs, s.frames, s.bufs); err != nil {
+			return nil, fmt.Errorf("mossnano: decode frames: %w", err)
+		}
+	}
+	for k, i := range s.which {
+		jobs[i].(*job).buf = s.bufs[k]
+	}
 	outs := make([]engine.Output, len(jobs))
 	sr := float64(s.f.Codec.SampleRate())
 	ch := s.f.Codec.Channels()
@@ -215,17 +254,17 @@ func (s *stepper) Step(jobs []engine.Job) ([]engine.Output, error) {
 		o := engine.Output{Chunk: ev.Chunk}
 		switch ev.Kind {
 		case nano.EventFrame:
-			j.frame[0] = ev.Frame
-			j.buf, err = j.dec.Step(j.buf[:0], j.frame)
-			if err != nil {
-				return nil, fmt.Errorf("mossnano: decode frame: %w", err)
-			}
 			o.Samples = j.buf
 			o.Frame = ev.Frame
 		case nano.EventChunkEnd:
 			o.ChunkEnd = true
 			o.Done = ev.Last
 			j.dec.Reset()
+			if ev.Last {
+				f := s.f
+				f.decoders.Put(j.dec) // reuse its memory (already faulted in) for the next request
+				j.dec = nil
+			}
 			if n := int(math.Round(sr * ev.Pause)); n > 0 {
 				j.buf = append(j.buf[:0], make([]float32, n*ch)...)
 				o.Samples = j.buf
