@@ -32,11 +32,30 @@ func (c *kvCache) reset() {
 
 // copyFrom makes c an exact copy of src (same positions), reusing c's memory.
 func (c *kvCache) copyFrom(src *kvCache) {
+	c.reserve(src.n)
 	for l := range c.k {
 		c.k[l] = append(c.k[l][:0], src.k[l]...)
 		c.v[l] = append(c.v[l][:0], src.v[l]...)
 	}
 	c.n = src.n
+}
+
+// reserve makes room for n positions, at least doubling when it grows:
+// fresh memory costs page faults, so it is taken in few, large steps (and
+// caches are reused across requests, see Model.cachePool).
+func (c *kvCache) reserve(n int) {
+	need := n * c.h
+	for l := range c.k {
+		if cap(c.k[l]) >= need {
+			continue
+		}
+		nc := max(need, 2*cap(c.k[l]))
+		k := make([]float32, len(c.k[l]), nc)
+		copy(k, c.k[l])
+		v := make([]float32, len(c.v[l]), nc)
+		copy(v, c.v[l])
+		c.k[l], c.v[l] = k, v
+	}
 }
 
 // bytes returns the memory in use by the cached positions.
@@ -73,6 +92,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 	R := 0
 	for _, sq := range seqs {
 		R += sq.n
+		sq.cache.reserve(sq.cache.n + sq.n)
 	}
 	ws.h = grow(ws.h, R*H)
 	ws.qkv = grow(ws.qkv, R*3*H)

@@ -153,13 +153,24 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 	// Room for the prompt and a few seconds of frames; the cache grows (by
 	// append) only for requests that run longer, so memory follows use.
 	capacity := len(m.PrefixRows(ref))/(m.Config.NVQ+1) + maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
-	g.cache = newKVCache(m.Config.GPT2.NLayer, m.Config.Hidden(), capacity)
+	g.cache = m.getCache(capacity)
 	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.Hidden(), m.Config.NVQ+1)
 	g.seen = make([][]bool, m.Config.NVQ)
 	for c, k := range m.Config.AudioCodebookSizes {
 		g.seen[c] = make([]bool, k)
 	}
 	return g, nil
+}
+
+// getCache returns an empty global KV cache with room for n positions,
+// reusing one from a finished generation when possible.
+func (m *Model) getCache(n int) *kvCache {
+	if c, ok := m.cachePool.Get().(*kvCache); ok {
+		c.reset()
+		c.reserve(n)
+		return c
+	}
+	return newKVCache(m.Config.GPT2.NLayer, m.Config.Hidden(), n)
 }
 
 // Next advances the generation by one step on its own. It returns
@@ -360,6 +371,8 @@ func (g *Generation) endChunk() Event {
 	if g.chunk == len(g.chunks)-1 {
 		ev.Last = true
 		g.state = stateDone
+		g.m.cachePool.Put(g.cache) // its memory is faulted in: reuse it
+		g.cache = nil
 	} else {
 		ev.Pause = g.chunks[g.chunk].PauseAfter
 		g.chunk++

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/nanovox/nanovox/internal/spm"
 	"github.com/nanovox/nanovox/internal/tensor"
@@ -51,6 +52,8 @@ type Model struct {
 	local    stack
 	rope     *tensor.RoPE
 	template template
+	// cachePool holds the KV caches of finished generations.
+	cachePool sync.Pool
 }
 
 // Options tunes Load.
