@@ -124,6 +124,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 		}
 		if mode == "streamed" {
 			r.FirstChunkFrames, r.ChunkFrames = cfg.FirstChunkFrames, cfg.ChunkFrames
+			r.RampChunks = true // as the server streams
 		} else {
 			r.FirstChunkFrames, r.ChunkFrames = 1<<20, 1<<20
 		}

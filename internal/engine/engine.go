@@ -65,6 +65,11 @@ type Request struct {
 	// frames (at least 1): a chunk is handed over as soon as it holds that
 	// much audio (silence between text chunks counts as audio).
 	FirstChunkFrames, ChunkFrames int
+	// RampChunks sends smaller chunks (1, 2, 4, 8 frames, never more than
+	// ChunkFrames) while the audio handed over is less than 0.2, 0.55, 1.1 s
+	// ahead of real time, so a player that starts at the first chunk does
+	// not run dry while the bigger chunks build up.
+	RampChunks bool
 }
 
 // Chunk is a piece of a stream's audio.
@@ -88,6 +93,9 @@ type Stream struct {
 	err  error // set before done closes
 
 	firstTarget, target int // samples per channel
+	ramp                bool
+	firstAt             time.Time // when the first chunk was handed over
+	rate, frameSamples  int
 	channels            int
 	pending             []float32
 	pendingFrames       int
@@ -306,12 +314,15 @@ func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*
 	sctx, cancel := context.WithCancel(ctx)
 	s := &Stream{
 		e: e, job: job, ctx: sctx, cancel: cancel,
-		out:         make(chan Chunk, 1),
-		done:        make(chan struct{}),
-		firstTarget: first * info.SamplesPerFrame,
-		target:      next * info.SamplesPerFrame,
-		channels:    info.Channels,
-		submitted:   submitted,
+		out:          make(chan Chunk, 1),
+		done:         make(chan struct{}),
+		firstTarget:  first * info.SamplesPerFrame,
+		ramp:         req.RampChunks,
+		rate:         info.SampleRate,
+		frameSamples: info.SamplesPerFrame,
+		target:       next * info.SamplesPerFrame,
+		channels:     info.Channels,
+		submitted:    submitted,
 	}
 	context.AfterFunc(sctx, e.kick)
 	e.mu.Lock()
@@ -410,14 +421,33 @@ func (s *Stream) deliver(o Output) {
 	}
 	s.pending = append(s.pending, o.Samples...)
 	target := s.target
-	if s.sent == 0 {
+	switch {
+	case s.sent == 0:
 		target = s.firstTarget
+	case s.ramp:
+		// Smaller chunks while the client holds little audio, as the
+		// OpenMOSS streaming runtime does: lead = audio handed over minus
+		// time since the first chunk. A chunk never exceeds the interval.
+		lead := float64(s.samples)/float64(s.rate) - time.Since(s.firstAt).Seconds()
+		frames := 8
+		switch {
+		case lead < 0.20:
+			frames = 1
+		case lead < 0.55:
+			frames = 2
+		case lead < 1.10:
+			frames = 4
+		}
+		target = min(target, frames*s.frameSamples)
 	}
 	if len(s.pending) >= target*s.channels || (o.Done && len(s.pending) > 0) {
 		s.samples += int64(len(s.pending) / s.channels)
 		s.out <- Chunk{Samples: s.pending, Frames: s.pendingFrames}
 		s.pending = nil
 		s.pendingFrames = 0
+		if s.sent == 0 {
+			s.firstAt = time.Now()
+		}
 		s.sent++
 	}
 }

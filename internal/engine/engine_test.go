@@ -334,3 +334,30 @@ func TestInputErrorsBeforeAudio(t *testing.T) {
 	drain(t, s)
 	s.Close()
 }
+
+// TestRampChunks: with RampChunks the first chunk is one frame, later chunks
+// never exceed the interval, and all the audio arrives.
+func TestRampChunks(t *testing.T) {
+	f := family(t)
+	e := engine.New(f, engine.Config{MaxStreams: 1})
+	defer e.Close(context.Background())
+	s, err := e.Submit(context.Background(), engine.Request{Text: "Hello world.", RefPCM: refPCM, Params: params(f, 1, 40), FirstChunkFrames: 1, ChunkFrames: 7, RampChunks: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	out, sizes := drain(t, s)
+	if len(out) != 40*3840*2 || sizes[0] != 3840 {
+		t.Fatalf("%d samples, chunk sizes %v", len(out), sizes)
+	}
+	for _, n := range sizes {
+		if n > 7*3840 || n%3840 != 0 {
+			t.Fatalf("chunk of %d samples: over the interval or not whole frames (%v)", n, sizes)
+		}
+	}
+	// A fast model races ahead of real time, so the ramp reaches chunks
+	// larger than one frame.
+	if len(sizes) >= 40 {
+		t.Fatalf("no chunk grew past one frame: %v", sizes)
+	}
+}

@@ -108,6 +108,7 @@ func (s *Server) engineRequest(v *validated) (engine.Request, error) {
 	req := engine.Request{Text: v.input, FirstChunkFrames: bufferedChunkFrames, ChunkFrames: bufferedChunkFrames}
 	if v.stream {
 		req.FirstChunkFrames, req.ChunkFrames = v.firstFrames, v.chunkFrames
+		req.RampChunks = true
 	}
 	if v.voiceName != "" {
 		ev, err := s.savedVoice(v.voiceName)
