@@ -250,35 +250,24 @@ func pct(v []float64) Percentiles {
 func resetPeakRSS() { os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
 
 // peakRSSMB returns the process's peak resident set (VmHWM) in MiB, or NaN.
-func peakRSSMB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return math.NaN()
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				kb, _ := strconv.ParseFloat(f[0], 64)
-				return kb / 1024
-			}
-		}
-	}
-	return math.NaN()
-}
+func peakRSSMB() float64 { return procStatusMB("VmHWM:") }
 
 // RSSMB returns the current resident set in MiB (VmRSS), or NaN.
-func RSSMB() float64 {
+func RSSMB() float64 { return procStatusMB("VmRSS:") }
+
+// procStatusMB reads a kB field of /proc/self/status as MiB (NaN if absent).
+func procStatusMB(field string) float64 {
 	b, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return math.NaN()
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				kb, _ := strconv.ParseFloat(f[0], 64)
-				return kb / 1024
+		if rest, ok := strings.CutPrefix(line, field); ok {
+			if f := strings.Fields(rest); len(f) > 0 {
+				kb, err := strconv.ParseFloat(f[0], 64)
+				if err == nil {
+					return kb / 1024
+				}
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/nanovox/nanovox/internal/flock"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -756,14 +757,14 @@ func TestLockExcludes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if ok, err := tryLock(f); err != nil || ok {
+	if ok, err := flock.TryLock(f); err != nil || ok {
 		t.Errorf("tryLock on a second descriptor while held = %v, %v", ok, err)
 	}
 	unlock()
-	if ok, err := tryLock(f); err != nil || !ok {
+	if ok, err := flock.TryLock(f); err != nil || !ok {
 		t.Errorf("tryLock after unlock = %v, %v", ok, err)
 	}
-	unlockOS(f)
+	flock.Unlock(f)
 	unlock2, err := lockFile(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"fmt"
+	"github.com/nanovox/nanovox/internal/flock"
 	"os"
 	"path/filepath"
 	"sync"
@@ -62,7 +63,7 @@ func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 		return nil, fmt.Errorf("open lock file: %w", err)
 	}
 	for {
-		ok, err := tryLock(f)
+		ok, err := flock.TryLock(f)
 		if err != nil {
 			f.Close()
 			unlockProc()
@@ -78,7 +79,7 @@ func lockFile(ctx context.Context, path string) (unlock func(), err error) {
 		}
 	}
 	return func() {
-		unlockOS(f)
+		flock.Unlock(f)
 		f.Close()
 		unlockProc()
 	}, nil

@@ -2,6 +2,7 @@ package voice
 
 import (
 	"fmt"
+	"github.com/nanovox/nanovox/internal/flock"
 	"os"
 	"path/filepath"
 	"sync"
@@ -42,7 +43,7 @@ func lockDir(dir string, timeout time.Duration) (unlock func(), ok bool, err err
 		return nil, false, fmt.Errorf("open lock file: %w", err)
 	}
 	for {
-		got, err := tryLockFile(f)
+		got, err := flock.TryLock(f)
 		if err != nil {
 			f.Close()
 			mu.Unlock()
@@ -59,8 +60,11 @@ func lockDir(dir string, timeout time.Duration) (unlock func(), ok bool, err err
 		time.Sleep(lockPoll)
 	}
 	return func() {
-		unlockFile(f)
+		flock.Unlock(f)
 		f.Close()
 		mu.Unlock()
 	}, true, nil
 }
+
+// haveOSLock reports that other processes are excluded too.
+const haveOSLock = flock.Supported

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nanovox/nanovox/internal/flock"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -591,7 +592,7 @@ func TestLockFromOtherFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if ok, err := tryLockFile(f); !ok || err != nil {
+	if ok, err := flock.TryLock(f); !ok || err != nil {
 		t.Fatalf("tryLockFile = %v, %v", ok, err)
 	}
 	_, err = s.Add(testVoice("b", 2, 16, 1), false)
@@ -611,7 +612,7 @@ func TestLockFromOtherFile(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "voices", ".tmp-c.voice.1")); err != nil {
 		t.Errorf("temp file removed while another process held the lock: %v", err)
 	}
-	unlockFile(f)
+	flock.Unlock(f)
 	addT(t, s, testVoice("b", 2, 16, 1), false)
 }
 

@@ -1,6 +1,6 @@
 //go:build windows
 
-package hub
+package flock
 
 import (
 	"errors"
@@ -9,8 +9,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// tryLock takes an exclusive lock on f without blocking; false means it is held.
-func tryLock(f *os.File) (bool, error) {
+// Supported reports whether TryLock excludes other processes on this platform.
+const Supported = true
+
+// TryLock takes an exclusive lock on f without blocking; false means it is held.
+func TryLock(f *os.File) (bool, error) {
 	var ol windows.Overlapped
 	err := windows.LockFileEx(windows.Handle(f.Fd()),
 		windows.LOCKFILE_EXCLUSIVE_LOCK|windows.LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ol)
@@ -23,7 +26,8 @@ func tryLock(f *os.File) (bool, error) {
 	return false, err
 }
 
-func unlockOS(f *os.File) {
+// Unlock releases a lock taken by TryLock.
+func Unlock(f *os.File) {
 	var ol windows.Overlapped
 	_ = windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, &ol)
 }

@@ -1,6 +1,6 @@
 //go:build darwin || dragonfly || freebsd || linux || netbsd || openbsd
 
-package hub
+package flock
 
 import (
 	"errors"
@@ -9,8 +9,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// tryLock takes an exclusive flock on f without blocking; false means it is held.
-func tryLock(f *os.File) (bool, error) {
+// Supported reports whether TryLock excludes other processes on this platform.
+const Supported = true
+
+// TryLock takes an exclusive flock on f without blocking; false means it is held.
+func TryLock(f *os.File) (bool, error) {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
@@ -25,4 +28,5 @@ func tryLock(f *os.File) (bool, error) {
 	}
 }
 
-func unlockOS(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
+// Unlock releases a lock taken by TryLock.
+func Unlock(f *os.File) { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN) }
