@@ -95,11 +95,8 @@ func (p *Prefix) Bytes() int64 { return p.cache.bytes() }
 
 // NewPrefix computes the prompt prefix of a reference once.
 func (m *Model) NewPrefix(ref [][]int) (*Prefix, error) {
-	if len(ref) == 0 {
-		return nil, &InputError{Msg: "reference has no audio frames"}
-	}
 	if err := m.checkRef(ref); err != nil {
-		return nil, &InputError{Msg: err.Error()}
+		return nil, err
 	}
 	rows := m.PrefixRows(ref)
 	n := len(rows) / (m.Config.NVQ + 1)
@@ -130,13 +127,9 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 		return nil, &InputError{Msg: "text is empty"}
 	}
 	if prefix != nil {
-		ref = prefix.ref
-	}
-	if len(ref) == 0 {
-		return nil, &InputError{Msg: "reference has no audio frames"}
-	}
-	if err := m.checkRef(ref); err != nil {
-		return nil, &InputError{Msg: err.Error()}
+		ref = prefix.ref // validated when the prefix was made
+	} else if err := m.checkRef(ref); err != nil {
+		return nil, err
 	}
 	chunks, err := text.Split(m.Tok, input, p.MaxTextTokens)
 	if err != nil {
@@ -152,7 +145,7 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 	}
 	// Room for the prompt and a few seconds of frames; the cache grows (by
 	// append) only for requests that run longer, so memory follows use.
-	capacity := len(m.PrefixRows(ref))/(m.Config.NVQ+1) + maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
+	capacity := m.prefixLen(ref) + maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
 	g.cache = m.getCache(capacity)
 	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.Hidden(), m.Config.NVQ+1)
 	g.seen = make([][]bool, m.Config.NVQ)
@@ -244,21 +237,21 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 	s.rows = s.rows[:0]
 	seqs := make([]seqRows, len(active))
 	for i, g := range active {
-		var rows Rows
+		n0 := len(s.rows)
 		if g.state == stateStartChunk {
 			g.startChunk()
 			ids := g.chunks[g.chunk].TokenIDs
 			if g.prefix != nil {
 				g.cache.copyFrom(g.prefix.cache)
-				rows = m.TextRows(ids)
 			} else {
-				rows = m.PromptRows(g.ref, ids)
+				s.rows = m.appendPrefixRows(s.rows, g.ref)
 			}
+			s.rows = m.appendChunkRows(s.rows, ids)
 		} else {
-			rows = append(Rows{cfg.AudioAssistantSlotTokenID}, g.last...)
+			s.rows = append(s.rows, cfg.AudioAssistantSlotTokenID)
+			s.rows = append(s.rows, g.last...)
 		}
-		s.rows = append(s.rows, rows...)
-		seqs[i] = seqRows{cache: g.cache, n: len(rows) / W}
+		seqs[i] = seqRows{cache: g.cache, n: (len(s.rows) - n0) / W}
 	}
 	R := len(s.rows) / W
 	s.x = grow(s.x, R*H)

@@ -76,37 +76,46 @@ func (m *Model) appendAudioRows(r Rows, slot int, frames [][]int) Rows {
 // reference: everything before the target text. They are the same for every
 // chunk and every request with this reference, which is what makes a voice's
 // prefix cacheable.
-func (m *Model) PrefixRows(ref [][]int) Rows {
-	var r Rows
-	r = m.appendTextRows(r, m.template.head)
-	r = m.appendAudioRows(r, m.Config.AudioUserSlotTokenID, ref)
-	r = m.appendTextRows(r, m.template.afterRef)
-	return r
-}
+func (m *Model) PrefixRows(ref [][]int) Rows { return m.appendPrefixRows(nil, ref) }
 
 // TextRows returns the rows after the prefix for one text chunk: the text
 // tokens, the end of the user turn and the start of the assistant turn.
-func (m *Model) TextRows(textIDs []int) Rows {
-	var r Rows
-	r = m.appendTextRows(r, textIDs)
-	r = m.appendTextRows(r, m.template.tail)
-	return r
-}
+func (m *Model) TextRows(textIDs []int) Rows { return m.appendChunkRows(nil, textIDs) }
 
 // PromptRows returns the whole voice-clone prompt for one text chunk.
 func (m *Model) PromptRows(ref [][]int, textIDs []int) Rows {
-	return append(m.PrefixRows(ref), m.TextRows(textIDs)...)
+	return m.appendChunkRows(m.appendPrefixRows(nil, ref), textIDs)
 }
 
-// checkRef validates reference codes against the model's codebooks.
+func (m *Model) appendPrefixRows(r Rows, ref [][]int) Rows {
+	r = m.appendTextRows(r, m.template.head)
+	r = m.appendAudioRows(r, m.Config.AudioUserSlotTokenID, ref)
+	return m.appendTextRows(r, m.template.afterRef)
+}
+
+func (m *Model) appendChunkRows(r Rows, textIDs []int) Rows {
+	r = m.appendTextRows(r, textIDs)
+	return m.appendTextRows(r, m.template.tail)
+}
+
+// prefixLen is the number of rows PrefixRows(ref) has.
+func (m *Model) prefixLen(ref [][]int) int {
+	return len(m.template.head) + len(ref) + len(m.template.afterRef)
+}
+
+// checkRef validates reference codes against the model's codebooks; its
+// errors are InputErrors.
 func (m *Model) checkRef(ref [][]int) error {
+	if len(ref) == 0 {
+		return &InputError{Msg: "reference has no audio frames"}
+	}
 	for i, f := range ref {
 		if len(f) < m.Config.NVQ {
-			return fmt.Errorf("reference frame %d has %d codes, the model needs %d", i, len(f), m.Config.NVQ)
+			return &InputError{Msg: fmt.Sprintf("reference frame %d has %d codes, the model needs %d", i, len(f), m.Config.NVQ)}
 		}
 		for c := range m.Config.NVQ {
 			if f[c] < 0 || f[c] >= m.Config.AudioCodebookSizes[c] {
-				return fmt.Errorf("reference frame %d code %d = %d is outside codebook size %d", i, c, f[c], m.Config.AudioCodebookSizes[c])
+				return &InputError{Msg: fmt.Sprintf("reference frame %d code %d = %d is outside codebook size %d", i, c, f[c], m.Config.AudioCodebookSizes[c])}
 			}
 		}
 	}
