@@ -223,8 +223,15 @@ func (e *Engine) observeSlots() {
 	}
 }
 
-// acquire takes a generation slot, waiting in the bounded queue.
+// acquire takes a generation slot, waiting in the bounded queue; it fails
+// with ErrClosed once Close has begun.
 func (e *Engine) acquire(ctx context.Context) error {
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
 	select {
 	case e.slots <- struct{}{}:
 		e.observeSlots()
@@ -259,12 +266,6 @@ func (e *Engine) release() {
 // cancelled.
 func (e *Engine) Submit(ctx context.Context, req Request) (*Stream, error) {
 	submitted := time.Now()
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
 	if err := e.acquire(ctx); err != nil {
 		return nil, err
 	}
@@ -538,12 +539,6 @@ func audioSeconds(samples int64, rate int) float64 {
 // (and waiting in the queue like Submit) so encodes share the machine fairly
 // with generation.
 func (e *Engine) Encode(ctx context.Context, pcm []float32) (*Voice, error) {
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
 	if err := e.acquire(ctx); err != nil {
 		return nil, err
 	}
