@@ -31,15 +31,21 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&m.f32, "f32-weights", false, "widen bfloat16 weights to float32 at load (more memory; same results)")
 }
 
+// load resolves (hub downloads report progress on w) and loads the model.
+func (m *modelFlags) load(ctx context.Context, w io.Writer) (engine.Family, family.Paths, time.Duration, error) {
+	start := time.Now()
+	fam, p, err := family.Open(ctx, m.model, m.codec, family.Options{KeepBF16: !m.f32, Resolve: hubResolver(w)})
+	return fam, p, time.Since(start), err
+}
+
 // openLogged is open reporting through a structured logger (serve).
 func (m *modelFlags) openLogged(ctx context.Context, log *slog.Logger) (engine.Family, error) {
-	start := time.Now()
-	fam, p, err := family.Open(ctx, m.model, m.codec, family.Options{KeepBF16: !m.f32, Resolve: hubResolver(os.Stderr)})
+	fam, p, d, err := m.load(ctx, os.Stderr)
 	if err != nil {
 		return nil, err
 	}
 	info := fam.Info()
-	log.Info("model loaded", "type", info.ModelType, "lm", p.LM, "codec", p.Codec, "weights_mib", info.WeightBytes>>20, "seconds", round2(time.Since(start).Seconds()))
+	log.Info("model loaded", "type", info.ModelType, "lm", p.LM, "codec", p.Codec, "weights_mib", info.WeightBytes>>20, "seconds", round2(d.Seconds()))
 	return fam, nil
 }
 
@@ -47,12 +53,11 @@ func round2(x float64) float64 { return float64(int64(x*100+0.5)) / 100 }
 
 // open resolves and loads the model, reporting the time it took to log.
 func (m *modelFlags) open(ctx context.Context, log io.Writer) (engine.Family, error) {
-	start := time.Now()
-	fam, p, err := family.Open(ctx, m.model, m.codec, family.Options{KeepBF16: !m.f32, Resolve: hubResolver(log)})
+	fam, p, d, err := m.load(ctx, log)
 	if err != nil {
 		return nil, err
 	}
 	info := fam.Info()
-	fmt.Fprintf(log, "loaded %s (lm %s, codec %s, %.0f MiB of weights) in %.2fs\n", info.ModelType, p.LM, p.Codec, float64(info.WeightBytes)/(1<<20), time.Since(start).Seconds())
+	fmt.Fprintf(log, "loaded %s (lm %s, codec %s, %.0f MiB of weights) in %.2fs\n", info.ModelType, p.LM, p.Codec, float64(info.WeightBytes)/(1<<20), d.Seconds())
 	return fam, nil
 }
