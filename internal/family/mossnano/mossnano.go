@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/nanovox/nanovox/internal/codec"
@@ -266,7 +267,8 @@ func (s *stepper) Step(jobs []engine.Job) ([]engine.Output, error) {
 				j.dec = nil
 			}
 			if n := int(math.Round(sr * ev.Pause)); n > 0 {
-				j.buf = append(j.buf[:0], make([]float32, n*ch)...)
+				j.buf = slices.Grow(j.buf[:0], n*ch)[:n*ch]
+				clear(j.buf)
 				o.Samples = j.buf
 			}
 		}
