@@ -93,8 +93,6 @@ func (s *Server) savedVoice(name string) (*engine.Voice, error) {
 		return nil, badRequest("voice", "voice_model_mismatch", "%s", ie.Msg)
 	case err != nil:
 		return nil, voiceError(err)
-	case s.cfg.VoiceModel != "" && v.Model != s.cfg.VoiceModel:
-		return nil, badRequest("voice", "voice_model_mismatch", "voice %q was saved for %q, but this server runs %q; save it again", name, v.Model, s.cfg.VoiceModel)
 	}
 	return &engine.Voice{Codes: v.Codes, Key: "voice:" + v.Key}, nil
 }
