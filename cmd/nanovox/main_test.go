@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nanovox/nanovox/internal/audio"
 )
 
 // bin is the nanovox binary built once for the tests that run it as a user would.
@@ -324,27 +326,14 @@ func TestSayValidation(t *testing.T) {
 // wavBytes makes a PCM16 WAV of a quiet sine.
 func wavBytes(rate, channels int, seconds float64) []byte {
 	n := int(float64(rate) * seconds)
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	b.WriteString("RIFF")
-	binary.Write(&b, le, uint32(36+n*channels*2))
-	b.WriteString("WAVEfmt ")
-	binary.Write(&b, le, uint32(16))
-	binary.Write(&b, le, uint16(1))
-	binary.Write(&b, le, uint16(channels))
-	binary.Write(&b, le, uint32(rate))
-	binary.Write(&b, le, uint32(rate*channels*2))
-	binary.Write(&b, le, uint16(channels*2))
-	binary.Write(&b, le, uint16(16))
-	b.WriteString("data")
-	binary.Write(&b, le, uint32(n*channels*2))
+	samples := make([]float32, 0, n*channels)
 	for i := range n {
-		v := int16(8000 * math.Sin(2*math.Pi*220*float64(i)/float64(rate)))
+		v := float32(0.25 * math.Sin(2*math.Pi*220*float64(i)/float64(rate)))
 		for range channels {
-			binary.Write(&b, le, v)
+			samples = append(samples, v)
 		}
 	}
-	return b.Bytes()
+	return audio.EncodeWAV(samples, rate, channels)
 }
 
 // TestSayInterrupt: Ctrl-C in the middle of a long generation leaves no

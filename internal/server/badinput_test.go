@@ -8,35 +8,21 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/nanovox/nanovox/internal/audio"
 )
 
 // wavB64 returns a base64 PCM16 WAV of a sine: rate, channels, seconds.
-func wavB64(rate, channels int, seconds float64, sample func(i int) float64) string {
+func wavB64(rate, channels int, seconds float64) string {
 	n := int(float64(rate) * seconds)
-	var b bytes.Buffer
-	le := binary.LittleEndian
-	b.WriteString("RIFF")
-	binary.Write(&b, le, uint32(36+n*channels*2))
-	b.WriteString("WAVEfmt ")
-	binary.Write(&b, le, uint32(16))
-	binary.Write(&b, le, uint16(1))
-	binary.Write(&b, le, uint16(channels))
-	binary.Write(&b, le, uint32(rate))
-	binary.Write(&b, le, uint32(rate*channels*2))
-	binary.Write(&b, le, uint16(channels*2))
-	binary.Write(&b, le, uint16(16))
-	b.WriteString("data")
-	binary.Write(&b, le, uint32(n*channels*2))
+	samples := make([]float32, 0, n*channels)
 	for i := range n {
-		v := 0.3 * math.Sin(float64(i)*0.05)
-		if sample != nil {
-			v = sample(i)
-		}
+		v := float32(0.3 * math.Sin(float64(i)*0.05))
 		for range channels {
-			binary.Write(&b, le, int16(v*32767))
+			samples = append(samples, v)
 		}
 	}
-	return base64.StdEncoding.EncodeToString(b.Bytes())
+	return base64.StdEncoding.EncodeToString(audio.EncodeWAV(samples, rate, channels))
 }
 
 // floatWAVB64 is a float32 WAV whose samples may be NaN.
@@ -95,9 +81,9 @@ func TestSpeechBadInput(t *testing.T) {
 		{"ref_audio bad base64", body(map[string]any{"voice": map[string]any{"ref_audio": "!!!not base64***"}}), "", 400, "voice.ref_audio"},
 		{"ref_audio empty", body(map[string]any{"voice": map[string]any{"ref_audio": ""}}), "", 400, "voice.ref_audio"},
 		{"ref_audio not audio", body(map[string]any{"voice": map[string]any{"ref_audio": base64.StdEncoding.EncodeToString([]byte("hello, I am plain text and not a sound"))}}), "", 400, "voice.ref_audio"},
-		{"ref_audio too short", body(map[string]any{"voice": map[string]any{"ref_audio": wavB64(16000, 1, 0.3, nil)}}), "", 400, "voice.ref_audio"},
-		{"ref_audio too long", body(map[string]any{"voice": map[string]any{"ref_audio": wavB64(4000, 1, 31, nil)}}), "", 400, "voice.ref_audio"},
-		{"ref_audio 3 channels", body(map[string]any{"voice": map[string]any{"ref_audio": wavB64(8000, 3, 1, nil)}}), "", 400, "voice.ref_audio"},
+		{"ref_audio too short", body(map[string]any{"voice": map[string]any{"ref_audio": wavB64(16000, 1, 0.3)}}), "", 400, "voice.ref_audio"},
+		{"ref_audio too long", body(map[string]any{"voice": map[string]any{"ref_audio": wavB64(4000, 1, 31)}}), "", 400, "voice.ref_audio"},
+		{"ref_audio 3 channels", body(map[string]any{"voice": map[string]any{"ref_audio": wavB64(8000, 3, 1)}}), "", 400, "voice.ref_audio"},
 		{"ref_audio NaN samples", body(map[string]any{"voice": map[string]any{"ref_audio": floatWAVB64(nan)}}), "", 400, "voice.ref_audio"},
 		{"ref_audio truncated header", body(map[string]any{"voice": map[string]any{"ref_audio": base64.StdEncoding.EncodeToString([]byte("RIFF\x10\x00\x00\x00WAVEfmt "))}}), "", 400, "voice.ref_audio"},
 		{"ref_text wrong type", body(map[string]any{"voice": map[string]any{"ref_audio": refB64, "ref_text": 1}}), "", 400, "voice.ref_text"},

@@ -106,7 +106,7 @@ func TestVoicesLifecycle(t *testing.T) {
 	if r := ts.addVoice(t, "bob", refWAV, nil); r.StatusCode != 409 {
 		t.Fatalf("duplicate: %d %s", r.StatusCode, readAll(t, r))
 	}
-	other := mustDecodeB64(wavB64(24000, 2, 1.5, nil))
+	other := mustDecodeB64(wavB64(24000, 2, 1.5))
 	if r := ts.addVoice(t, "bob", other, map[string]string{"replace": "true"}); r.StatusCode != 201 {
 		t.Fatalf("replace: %d %s", r.StatusCode, readAll(t, r))
 	}
@@ -212,13 +212,13 @@ func TestVoicesBadInput(t *testing.T) {
 			return mp(map[string]string{"name": "x1"}, []byte("plain text, not a sound file"))
 		}, 400, "file"},
 		{"too short", func() ([]byte, string) {
-			return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(16000, 1, 0.2, nil)))
+			return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(16000, 1, 0.2)))
 		}, 400, "file"},
 		{"too long", func() ([]byte, string) {
-			return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(4000, 1, 31, nil)))
+			return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(4000, 1, 31)))
 		}, 400, "file"},
 		{"three channels", func() ([]byte, string) {
-			return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(8000, 3, 1, nil)))
+			return mp(map[string]string{"name": "x1"}, mustDecodeB64(wavB64(8000, 3, 1)))
 		}, 400, "file"},
 		{"unknown field", func() ([]byte, string) { return mp(map[string]string{"name": "x1", "speaker": "a"}, refWAV) }, 400, "speaker"},
 		{"bad replace", func() ([]byte, string) { return mp(map[string]string{"name": "x1", "replace": "maybe"}, refWAV) }, 400, "replace"},
