@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/nanovox/nanovox/internal/tensor"
@@ -200,6 +201,11 @@ type Stepper struct {
 	x, lx, h []float32
 	logits   []float32
 	rows     Rows
+
+	// per-step bookkeeping, reused
+	active, cont       []*Generation
+	activeIdx, contIdx []int
+	seqs, lseqs        []seqRows
 }
 
 // NewStepper returns a Stepper for m.
@@ -216,8 +222,8 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 
 	// 1. Chunks that reached their frame limit end without compute (the
 	//    upstream loop simply runs out).
-	var active []*Generation
-	var activeIdx []int
+	active, activeIdx := s.active[:0], s.activeIdx[:0]
+	defer func() { s.active, s.activeIdx = active[:0], activeIdx[:0] }()
 	for i, g := range gens {
 		if g.state == stateDone {
 			return nil, fmt.Errorf("nano: step of a finished generation")
@@ -235,7 +241,8 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 
 	// 2. Global transformer over each generation's new rows.
 	s.rows = s.rows[:0]
-	seqs := make([]seqRows, len(active))
+	seqs := slices.Grow(s.seqs[:0], len(active))[:len(active)]
+	s.seqs = seqs
 	for i, g := range active {
 		n0 := len(s.rows)
 		if g.state == stateStartChunk {
@@ -268,7 +275,8 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 	}
 
 	// 3. Local transformer position 0: the text decision (slot vs end).
-	lseqs := make([]seqRows, n)
+	lseqs := slices.Grow(s.lseqs[:0], n)[:n]
+	s.lseqs = lseqs
 	for i, g := range active {
 		g.local.reset()
 		lseqs[i] = seqRows{cache: g.local, n: 1}
@@ -278,8 +286,8 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 	tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
 	var two [2]float32
 	cand := []int{cfg.AudioAssistantSlotTokenID, cfg.AudioEndTokenID}
-	var cont []*Generation
-	var contIdx []int
+	cont, contIdx := s.cont[:0], s.contIdx[:0]
+	defer func() { s.cont, s.contIdx = cont[:0], contIdx[:0] }()
 	for i, g := range active {
 		tensor.LinearRows(two[:], s.h[i*H:(i+1)*H], 1, m.wte, cand)
 		p := &g.params
@@ -306,9 +314,11 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 	for _, g := range cont {
 		lseqs = append(lseqs, seqRows{cache: g.local, n: 1})
 	}
+	// The codes belong to the caller (events): one block for the step.
+	flat := make([]int, n*cfg.NVQ)
 	codes := make([][]int, n)
 	for i := range codes {
-		codes[i] = make([]int, cfg.NVQ)
+		codes[i] = flat[i*cfg.NVQ : (i+1)*cfg.NVQ : (i+1)*cfg.NVQ]
 	}
 	for c := range cfg.NVQ {
 		for i := range cont {
