@@ -101,7 +101,7 @@ func (m *Model) NewPrefix(ref [][]int) (*Prefix, error) {
 	}
 	rows := m.PrefixRows(ref)
 	n := len(rows) / (m.Config.NVQ + 1)
-	c := newKVCache(m.Config.GPT2.NLayer, m.Config.Hidden(), n)
+	c := newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n)
 	x := make([]float32, n*m.Config.Hidden())
 	m.embedRows(x, rows)
 	var ws workspace
@@ -148,7 +148,7 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 	// append) only for requests that run longer, so memory follows use.
 	capacity := m.prefixLen(ref) + maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
 	g.cache = m.getCache(capacity)
-	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.Hidden(), m.Config.NVQ+1)
+	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.GPT2.NHead, m.Config.HeadDim(), m.Config.NVQ+1)
 	g.seen = make([][]bool, m.Config.NVQ)
 	for c, k := range m.Config.AudioCodebookSizes {
 		g.seen[c] = make([]bool, k)
@@ -164,7 +164,7 @@ func (m *Model) getCache(n int) *kvCache {
 		c.reserve(n)
 		return c
 	}
-	return newKVCache(m.Config.GPT2.NLayer, m.Config.Hidden(), n)
+	return newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n)
 }
 
 // Next advances the generation by one step on its own. It returns

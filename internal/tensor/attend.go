@@ -30,11 +30,30 @@ func AttendRing(out, q, keys, vals []float32, ring, first, nkeys, heads, headDim
 	attend(out, q, keys, vals, ring, first, nkeys, heads, headDim, stride, scale, scores)
 }
 
+// AttendKV is Attend over the first nkeys rows of kv, whose layout KV
+// describes (Ring must be 0): with a head-major cache (Stride = headDim,
+// HeadStride = rows·headDim) each head's keys are contiguous, which keeps
+// the reads sequential when the cache is not in the processor's caches. It
+// gives bit for bit what Attend gives on the same values.
+func AttendKV(out, q []float32, kv KV, nkeys, heads, headDim int, scale float32, scores []float32) {
+	hs := kv.headStride(headDim)
+	d := heads * headDim
+	if kv.Ring != 0 || kv.Stride < 1 || hs < 1 || nkeys < 0 || heads < 0 || headDim < 0 || len(q) < d || len(out) < d || len(scores) < nkeys ||
+		(nkeys > 0 && heads > 0 && (len(kv.K) < (nkeys-1)*kv.Stride+(heads-1)*hs+headDim || len(kv.V) < (nkeys-1)*kv.Stride+(heads-1)*hs+headDim)) {
+		panic(fmt.Sprintf("tensor.AttendKV: out %d, q %d, keys %d, vals %d, scores %d too short for %d keys of %d heads × %d (stride %d, head stride %d, ring %d)",
+			len(out), len(q), len(kv.K), len(kv.V), len(scores), nkeys, heads, headDim, kv.Stride, hs, kv.Ring))
+	}
+	j := attendJob{out: out, q: q, keys: kv.K, vals: kv.V, nkeys: nkeys, hd: headDim, stride: kv.Stride, headOff: hs, scale: scale}
+	j.segs[0] = [2]int{0, nkeys}
+	j.start(heads, scores)
+}
+
 // attendJob is one attention call; a chunk is a head.
 type attendJob struct {
 	out, q, keys, vals []float32
 	segs               [2][2]int // (first row, count) of the contiguous runs of rows
 	nkeys, hd, stride  int
+	headOff            int // offset of head h+1 from head h within a row
 	scale              float32
 }
 
@@ -53,19 +72,24 @@ func attend(out, q, keys, vals []float32, ring, first, nkeys, heads, hd, stride 
 		panic(fmt.Sprintf("tensor.Attend: out %d, q %d, keys %d, vals %d, scores %d too short for %d keys of %d heads × %d (stride %d)",
 			len(out), len(q), len(keys), len(vals), len(scores), nkeys, heads, hd, stride))
 	}
-	j := attendJob{out: out, q: q, keys: keys, vals: vals, nkeys: nkeys, hd: hd, stride: stride, scale: scale}
+	j := attendJob{out: out, q: q, keys: keys, vals: vals, nkeys: nkeys, hd: hd, stride: stride, headOff: hd, scale: scale}
 	j.segs[0] = [2]int{first, nkeys}
 	if ring > 0 && first+nkeys > ring {
 		j.segs[0][1] = ring - first
 		j.segs[1] = [2]int{0, nkeys - (ring - first)}
 	}
-	if 2*heads*nkeys*hd < parMinAttend {
+	j.start(heads, scores)
+}
+
+// start runs the job's heads, spread over the pool when the work is large.
+func (j *attendJob) start(heads int, scores []float32) {
+	if 2*heads*j.nkeys*j.hd < parMinAttend {
 		for h := range heads {
 			j.run(h, &scores)
 		}
 		return
 	}
-	parallel(&j, heads, &scores)
+	parallel(j, heads, &scores)
 }
 
 // run computes head h with scratch *sp for the scores.
@@ -84,7 +108,7 @@ func (j *attendJob) run(h int, sp *[]float32) {
 	off := 0
 	for _, sg := range j.segs {
 		if sg[1] > 0 {
-			attnScores(s[off:off+sg[1]], qh, j.keys[sg[0]*j.stride+h*hd:], j.stride, j.scale)
+			attnScores(s[off:off+sg[1]], qh, j.keys[sg[0]*j.stride+h*j.headOff:], j.stride, j.scale)
 			off += sg[1]
 		}
 	}
@@ -92,7 +116,7 @@ func (j *attendJob) run(h int, sp *[]float32) {
 	off = 0
 	for _, sg := range j.segs {
 		if sg[1] > 0 {
-			attnSum(oh, s[off:off+sg[1]], j.vals[sg[0]*j.stride+h*hd:], j.stride)
+			attnSum(oh, s[off:off+sg[1]], j.vals[sg[0]*j.stride+h*j.headOff:], j.stride)
 			off += sg[1]
 		}
 	}

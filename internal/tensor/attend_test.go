@@ -117,6 +117,52 @@ func TestAttendRing(t *testing.T) {
 	}
 }
 
+// TestAttendKV checks that a head-major cache (with room beyond the used
+// rows) gives bit for bit what Attend gives on the position-major copy, for
+// every implementation and thread count.
+func TestAttendKV(t *testing.T) {
+	useThreads(t, Threads())
+	oldMin := parMinAttend
+	t.Cleanup(func() { parMinAttend = oldMin })
+	r := rand.New(rand.NewPCG(35, 36))
+	for _, tc := range attendShapes {
+		d := tc.heads * tc.hd
+		capacity := tc.nkeys + 3
+		hk, hv := randVec(r, max(tc.heads*capacity*tc.hd, 1)), randVec(r, max(tc.heads*capacity*tc.hd, 1))
+		pk, pv := make([]float32, max(tc.nkeys, 1)*d), make([]float32, max(tc.nkeys, 1)*d)
+		for j := range tc.nkeys {
+			for h := range tc.heads {
+				copy(pk[j*d+h*tc.hd:j*d+(h+1)*tc.hd], hk[(h*capacity+j)*tc.hd:])
+				copy(pv[j*d+h*tc.hd:j*d+(h+1)*tc.hd], hv[(h*capacity+j)*tc.hd:])
+			}
+		}
+		q := randVec(r, d)
+		kv := KV{K: hk, V: hv, Stride: max(tc.hd, 1), HeadStride: max(capacity*tc.hd, 1)}
+		for _, im := range impls() {
+			useImpl(t, im)
+			want := make([]float32, d)
+			Attend(want, q, pk, pv, tc.nkeys, tc.heads, tc.hd, d, 0.125, make([]float32, tc.nkeys))
+			for _, threads := range []int{1, 2} {
+				SetThreads(threads)
+				for _, pmin := range []int{0, 1 << 30} {
+					parMinAttend = pmin
+					got := make([]float32, d)
+					AttendKV(got, q, kv, tc.nkeys, tc.heads, tc.hd, 0.125, make([]float32, tc.nkeys))
+					if !bitsEqual(got, want) {
+						t.Fatalf("%+v %v threads=%d: head-major result differs from Attend", tc, im, threads)
+					}
+				}
+			}
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("AttendKV with a short cache did not panic")
+		}
+	}()
+	AttendKV(make([]float32, 8), make([]float32, 8), KV{K: make([]float32, 10), V: make([]float32, 10), Stride: 4, HeadStride: 5}, 3, 2, 4, 1, make([]float32, 3))
+}
+
 // TestAttnScoresPosition checks that a key's score does not depend on how
 // many keys are scored with it or where it sits (blocked vs single path).
 func TestAttnScoresPosition(t *testing.T) {
