@@ -88,7 +88,7 @@ type Stream struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	out  chan Chunk // one pending chunk: the backpressure
+	out  chan Chunk // pending chunks (at most 2): the backpressure
 	done chan struct{}
 	err  error // set before done closes
 
@@ -315,7 +315,7 @@ func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*
 	sctx, cancel := context.WithCancel(ctx)
 	s := &Stream{
 		e: e, job: job, ctx: sctx, cancel: cancel,
-		out:          make(chan Chunk, 1),
+		out:          make(chan Chunk, 2),
 		done:         make(chan struct{}),
 		firstTarget:  first * info.SamplesPerFrame,
 		ramp:         req.RampChunks,
@@ -339,11 +339,19 @@ func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*
 }
 
 // loop is the scheduler: it owns the Stepper and every stream's job.
+//
+// A stream steps when it has no chunk waiting for its reader. With a
+// Pipeline stepper, the audio of step t is rendered (and handed over) on
+// another goroutine while step t+1 is generated, so a stream may generate
+// once more before its previous output is delivered: a stream then holds at
+// most two pending chunks.
 func (e *Engine) loop() {
 	defer close(e.stopped)
 	st := e.fam.NewStepper()
+	pl, pipelined := st.(Pipeline)
 	var ready []*Stream
 	var jobs []Job
+	var inflight *rendering // generated, not yet rendered
 	for {
 		e.mu.Lock()
 		// Retire cancelled streams; pick the ready ones.
@@ -355,7 +363,7 @@ func (e *Engine) loop() {
 				continue
 			}
 			live = append(live, s)
-			if len(s.out) == 0 {
+			if len(s.out) == 0 && !s.job.Done() {
 				ready = append(ready, s)
 			}
 		}
@@ -364,57 +372,106 @@ func (e *Engine) loop() {
 		if len(e.streams) == 0 {
 			e.idle.Broadcast()
 		}
-		stop := e.closed && len(e.streams) == 0
+		stop := e.closed && len(e.streams) == 0 && inflight == nil
 		e.mu.Unlock()
 		if stop {
 			return
 		}
-		if len(ready) == 0 {
+		if len(ready) == 0 && inflight == nil {
 			// Wakes come from a new stream, a chunk taken by a reader, a
 			// cancelled context and Close.
 			<-e.wake
 			continue
 		}
-		jobs = jobs[:0]
-		for _, s := range ready {
-			jobs = append(jobs, s.job)
-		}
 		t0 := time.Now()
-		outs, err := st.Step(jobs)
-		d := time.Since(t0)
-		if e.cfg.Observer != nil {
-			e.cfg.Observer.Step(len(jobs), d)
+		var rendered chan struct{}
+		if inflight != nil {
+			rendered = make(chan struct{})
+			go func(r *rendering) {
+				defer close(rendered)
+				outs, err := pl.Render(r.generated)
+				e.deliverAll(r.streams, outs, err, time.Since(t0))
+			}(inflight)
+			inflight = nil
 		}
-		e.mu.Lock()
-		if err != nil {
-			// A fault in a batched step cannot be pinned on one stream: end
-			// them all cleanly, log it, and keep serving.
-			if e.cfg.Logger != nil {
-				e.cfg.Logger.Error("generation step failed", "err", err, "streams", len(ready))
-			}
+		if len(ready) > 0 {
+			jobs = jobs[:0]
 			for _, s := range ready {
-				e.finish(s, fmt.Errorf("generation failed: %w", err))
+				jobs = append(jobs, s.job)
 			}
-			e.removeFinished()
-			e.mu.Unlock()
-			continue
-		}
-		share := d / time.Duration(len(ready))
-		for i, s := range ready {
-			s.compute += share
-			s.deliver(outs[i])
-			if outs[i].Done {
-				e.finish(s, nil)
+			t1 := time.Now()
+			if pipelined {
+				g, err := pl.Generate(jobs)
+				if err != nil {
+					e.deliverAll(ready, nil, err, 0)
+				} else {
+					e.mu.Lock()
+					share := time.Since(t1) / time.Duration(len(ready))
+					for _, s := range ready {
+						s.compute += share
+					}
+					e.mu.Unlock()
+					inflight = &rendering{streams: append([]*Stream(nil), ready...), generated: g}
+				}
+			} else {
+				outs, err := st.Step(jobs)
+				e.deliverAll(ready, outs, err, time.Since(t1))
 			}
 		}
-		e.removeFinished()
-		e.mu.Unlock()
+		if rendered != nil {
+			<-rendered
+		}
+		if e.cfg.Observer != nil {
+			e.cfg.Observer.Step(len(ready), time.Since(t0))
+		}
 	}
 }
 
+// rendering is a Pipeline step waiting for its Render.
+type rendering struct {
+	streams   []*Stream
+	generated any
+}
+
+// deliverAll hands one step's outputs to its streams (skipping those that
+// ended meanwhile) and charges them d of compute; a step error ends them
+// all.
+func (e *Engine) deliverAll(streams []*Stream, outs []Output, err error, d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err != nil {
+		// A fault in a batched step cannot be pinned on one stream: end
+		// them all cleanly, log it, and keep serving.
+		if e.cfg.Logger != nil {
+			e.cfg.Logger.Error("generation step failed", "err", err, "streams", len(streams))
+		}
+		for _, s := range streams {
+			e.finish(s, fmt.Errorf("generation failed: %w", err))
+		}
+		e.removeFinished()
+		return
+	}
+	share := d / time.Duration(len(streams))
+	for i, s := range streams {
+		select {
+		case <-s.done: // cancelled while its audio was rendered
+			continue
+		default:
+		}
+		s.compute += share
+		s.deliver(outs[i])
+		if outs[i].Done {
+			e.finish(s, nil)
+		}
+	}
+	e.removeFinished()
+}
+
 // deliver adds a step's output to the pending chunk and hands the chunk over
-// when it is big enough (or the stream ended). The out channel is empty
-// because only ready streams step, so the send never blocks.
+// when it is big enough (or the stream ended). The send never blocks: a
+// stream only steps with an empty out channel, and at most two of its steps
+// are delivered before it steps again (one rendered while the other was
+// generated).
 func (s *Stream) deliver(o Output) {
 	if o.Frame != nil {
 		s.frames++

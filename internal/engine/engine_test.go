@@ -99,38 +99,62 @@ func drain(t *testing.T, s *engine.Stream) ([]float32, []int) {
 	}
 }
 
+// stepOnly hides the family's Pipeline, so the engine takes its sequential
+// path (generate and decode in one Step).
+type stepOnly struct{ *mossnano.Family }
+
+func (f stepOnly) NewStepper() engine.Stepper {
+	return struct{ engine.Stepper }{f.Family.NewStepper()}
+}
+
+// TestStreamsEqualAloneAndEachOther: four concurrent streams, scheduled
+// together, each equal its request run alone, through the pipelined loop
+// (decode of step t beside generation of step t+1) and the sequential one.
 func TestStreamsEqualAloneAndEachOther(t *testing.T) {
 	f := family(t)
-	e := engine.New(f, engine.Config{MaxStreams: 4, Queue: 4, PrefixCacheBytes: 1 << 20})
-	defer e.Close(context.Background())
 	texts := []string{"Hello world. This is a tiny test.", "A second, longer request with a few more words in it.", "Third one.", "Fourth and final request, spoken here."}
 	want := make([][]float32, len(texts))
 	for i, txt := range texts {
 		want[i] = alone(t, f, txt, params(f, uint64(i+1), 0))
-	}
-	got := make([][]float32, len(texts))
-	var wg sync.WaitGroup
-	for i, txt := range texts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, err := e.Submit(context.Background(), engine.Request{Text: txt, RefPCM: refPCM, RefKey: "ref", Params: params(f, uint64(i+1), 0), FirstChunkFrames: 1, ChunkFrames: 3})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			defer s.Close()
-			got[i], _ = drain(t, s)
-		}()
-	}
-	wg.Wait()
-	for i := range texts {
-		if !cmp.Equal(want[i], got[i]) {
-			t.Errorf("request %d: scheduled output (%d samples) differs from running alone (%d samples)", i, len(got[i]), len(want[i]))
+		if seq := alone(t, stepOnly{f}, txt, params(f, uint64(i+1), 0)); !cmp.Equal(seq, want[i]) {
+			t.Errorf("request %d: Run without the pipeline differs from Run with it", i)
 		}
 	}
-	if n, _, hits, misses := e.PrefixCacheStats(); n != 1 || misses != 1 || hits != 3 {
-		t.Errorf("prefix cache: %d entries, %d hits, %d misses; want 1, 3, 1", n, hits, misses)
+	if _, ok := f.NewStepper().(engine.Pipeline); !ok {
+		t.Fatal("mossnano's stepper is not an engine.Pipeline")
+	}
+	for _, tc := range []struct {
+		name string
+		fam  engine.Family
+	}{{"pipelined", f}, {"sequential", stepOnly{f}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := engine.New(tc.fam, engine.Config{MaxStreams: 4, Queue: 4, PrefixCacheBytes: 1 << 20})
+			defer e.Close(context.Background())
+			got := make([][]float32, len(texts))
+			var wg sync.WaitGroup
+			for i, txt := range texts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					s, err := e.Submit(context.Background(), engine.Request{Text: txt, RefPCM: refPCM, RefKey: "ref", Params: params(f, uint64(i+1), 0), FirstChunkFrames: 1, ChunkFrames: 3})
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					defer s.Close()
+					got[i], _ = drain(t, s)
+				}()
+			}
+			wg.Wait()
+			for i := range texts {
+				if !cmp.Equal(want[i], got[i]) {
+					t.Errorf("request %d: scheduled output (%d samples) differs from running alone (%d samples)", i, len(got[i]), len(want[i]))
+				}
+			}
+			if n, _, hits, misses := e.PrefixCacheStats(); n != 1 || misses != 1 || hits != 3 {
+				t.Errorf("prefix cache: %d entries, %d hits, %d misses; want 1, 3, 1", n, hits, misses)
+			}
+		})
 	}
 }
 
@@ -154,7 +178,8 @@ func TestChunkSizes(t *testing.T) {
 }
 
 // TestBackpressure: a stream whose reader stops sits out with at most one
-// pending chunk while another stream runs to completion.
+// pending chunk (and one frame in the pipeline) while another stream runs
+// to completion.
 func TestBackpressure(t *testing.T) {
 	f := family(t)
 	e := engine.New(f, engine.Config{MaxStreams: 2})
@@ -179,9 +204,10 @@ func TestBackpressure(t *testing.T) {
 	}
 	stalled.Close()
 	// The stalled stream produced its first chunk (1 frame), one pending
-	// chunk (2 frames) and nothing more.
-	if st := stalled.Stats(); st.Frames > 3 {
-		t.Fatalf("stalled stream generated %d frames; backpressure allows 3", st.Frames)
+	// chunk (2 frames), and at most the one frame it generated while that
+	// chunk's last frame was being decoded (the pipeline): nothing more.
+	if st := stalled.Stats(); st.Frames > 4 {
+		t.Fatalf("stalled stream generated %d frames; backpressure allows 4", st.Frames)
 	}
 }
 

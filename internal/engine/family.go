@@ -97,6 +97,19 @@ type Stepper interface {
 	Step(jobs []Job) ([]Output, error)
 }
 
+// Pipeline is implemented by Steppers whose step splits into generating the
+// next frame of each job (Generate) and turning what Generate returned into
+// audio (Render). The engine then renders step t while it generates step
+// t+1, so the two run at the same time: a Pipeline must allow one Generate
+// and one Render call to run concurrently (neither phase is reentrant).
+// Render(Generate(jobs)) equals Step(jobs), and Render's outputs are in the
+// order of the jobs given to Generate. A job's Output.Samples stay valid
+// until the job's next Render.
+type Pipeline interface {
+	Generate(jobs []Job) (any, error)
+	Render(generated any) ([]Output, error)
+}
+
 // Family is a loaded model of one family. It is safe for concurrent use.
 type Family interface {
 	Info() Info

@@ -197,6 +197,9 @@ func (f *Family) Prepare(v *engine.Voice, prefix engine.Prefix, text string, p e
 // Close implements engine.Family.
 func (f *Family) Close() error { return nil }
 
+// stepper implements engine.Pipeline: Generate runs the language model
+// (its own scratch in st), Render the codec (its own scratch in batch), so
+// the engine can decode one step's frames while it generates the next.
 type stepper struct {
 	f    *Family
 	st   *nano.Stepper
@@ -210,6 +213,12 @@ type stepper struct {
 	which  []int // job index of each batch entry
 }
 
+// frameBatch is what Generate hands to Render.
+type frameBatch struct {
+	jobs []*job
+	evs  []nano.Event
+}
+
 // NewStepper implements engine.Family.
 func (f *Family) NewStepper() engine.Stepper {
 	return &stepper{f: f, st: f.LM.NewStepper(), batch: f.Codec.NewBatch()}
@@ -217,22 +226,46 @@ func (f *Family) NewStepper() engine.Stepper {
 
 // Step implements engine.Stepper.
 func (s *stepper) Step(jobs []engine.Job) ([]engine.Output, error) {
+	g, err := s.Generate(jobs)
+	if err != nil {
+		return nil, err
+	}
+	return s.Render(g)
+}
+
+// Generate implements engine.Pipeline: the next frame (or chunk end) of
+// every job.
+func (s *stepper) Generate(jobs []engine.Job) (any, error) {
+	g := &frameBatch{jobs: make([]*job, len(jobs))}
 	s.gens = s.gens[:0]
-	for _, j := range jobs {
+	for i, j := range jobs {
 		jj, ok := j.(*job)
 		if !ok || jj.f != s.f {
 			return nil, fmt.Errorf("mossnano: job %T is not from this family", j)
 		}
+		g.jobs[i] = jj
 		s.gens = append(s.gens, jj.gen)
 	}
 	evs, err := s.st.Step(s.gens)
 	if err != nil {
 		return nil, err
 	}
+	g.evs = evs
+	return g, nil
+}
+
+// Render implements engine.Pipeline: decodes the generated frames with one
+// batched codec step and turns chunk ends into the pauses between chunks.
+func (s *stepper) Render(generated any) ([]engine.Output, error) {
+	g, ok := generated.(*frameBatch)
+	if !ok {
+		return nil, fmt.Errorf("mossnano: Render of %T", generated)
+	}
+	jobs, evs := g.jobs, g.evs
 	s.decs, s.frames, s.bufs, s.which = s.decs[:0], s.frames[:0], s.bufs[:0], s.which[:0]
 	for i, ev := range evs {
 		if ev.Kind == nano.EventFrame {
-			j := jobs[i].(*job)
+			j := jobs[i]
 			s.decs = append(s.decs, j.dec)
 			s.frames = append(s.frames, ev.Frame)
 			s.bufs = append(s.bufs, j.buf[:0])
@@ -245,13 +278,13 @@ func (s *stepper) Step(jobs []engine.Job) ([]engine.Output, error) {
 		}
 	}
 	for k, i := range s.which {
-		jobs[i].(*job).buf = s.bufs[k]
+		jobs[i].buf = s.bufs[k]
 	}
 	outs := make([]engine.Output, len(jobs))
 	sr := float64(s.f.Codec.SampleRate())
 	ch := s.f.Codec.Channels()
 	for i, ev := range evs {
-		j := jobs[i].(*job)
+		j := jobs[i]
 		o := engine.Output{Chunk: ev.Chunk}
 		switch ev.Kind {
 		case nano.EventFrame:
