@@ -3,6 +3,8 @@ package codec
 import (
 	"errors"
 	"fmt"
+
+	"github.com/nanovox/nanovox/internal/tensor"
 )
 
 // DefaultChunkFrames is how many frames a Decoder pushes through the stack
@@ -86,8 +88,7 @@ func (m *Model) NewDecoder() *Decoder {
 		}
 		size += 2 * len(s.tr.layers) * (s.tr.context - 1 + rows) * s.tr.d
 	}
-	mem := make([]float32, size)
-	adviseHugePages(mem)
+	mem := tensor.MakeHuge(size)
 	rows = 1
 	for i, s := range m.dec {
 		if s.patch > 0 {

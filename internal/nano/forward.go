@@ -35,7 +35,7 @@ func (c *kvCache) alloc(capacity int) {
 }
 
 func (c *kvCache) relayout(old []float32, capacity int) []float32 {
-	b := make([]float32, c.nh*capacity*c.hd)
+	b := tensor.MakeHuge(c.nh * capacity * c.hd)
 	for h := range c.nh {
 		copy(b[h*capacity*c.hd:h*capacity*c.hd+c.n*c.hd], old[h*c.cap*c.hd:])
 	}
@@ -96,15 +96,15 @@ type seqRows struct {
 // workspace holds the scratch buffers of a forward pass, grown on demand and
 // reused across steps.
 type workspace struct {
-	h, qkv, att, ff []float32
-	scores          []float32
-	lo, hi          []int
-	attn            tensor.AttnScratch
+	x, h, qkv, att, ff []float32
+	scores             []float32
+	lo, hi             []int
+	attn               tensor.AttnScratch
 }
 
 func grow(b []float32, n int) []float32 {
 	if cap(b) < n {
-		return make([]float32, n)
+		return tensor.MakeHuge(n)
 	}
 	return b[:n]
 }

@@ -102,10 +102,15 @@ func (m *Model) NewPrefix(ref [][]int) (*Prefix, error) {
 	rows := m.PrefixRows(ref)
 	n := len(rows) / (m.Config.NVQ + 1)
 	c := newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n)
-	x := make([]float32, n*m.Config.Hidden())
-	m.embedRows(x, rows)
-	var ws workspace
-	m.forward(&m.global, x, []seqRows{{cache: c, n: n}}, &ws)
+	// The scratch of earlier prefills is reused: its memory is faulted in.
+	ws, _ := m.wsPool.Get().(*workspace)
+	if ws == nil {
+		ws = new(workspace)
+	}
+	defer m.wsPool.Put(ws)
+	ws.x = grow(ws.x, n*m.Config.Hidden())
+	m.embedRows(ws.x, rows)
+	m.forward(&m.global, ws.x, []seqRows{{cache: c, n: n}}, ws)
 	return &Prefix{ref: cloneFrames(ref), cache: c}, nil
 }
 

@@ -54,6 +54,8 @@ type Model struct {
 	template template
 	// cachePool holds the KV caches of finished generations.
 	cachePool sync.Pool
+	// wsPool holds the scratch of NewPrefix calls.
+	wsPool sync.Pool
 }
 
 // Options tunes Load.
