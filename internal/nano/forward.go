@@ -45,20 +45,6 @@ func (c *kvCache) relayout(old []float32, capacity int) []float32 {
 // reset empties the cache, keeping its memory.
 func (c *kvCache) reset() { c.n = 0 }
 
-// copyFrom makes c an exact copy of src (same positions), reusing c's memory.
-func (c *kvCache) copyFrom(src *kvCache) {
-	c.n = 0
-	c.reserve(src.n)
-	w := src.n * c.hd
-	for l := range c.k {
-		for h := range c.nh {
-			copy(c.k[l][h*c.cap*c.hd:h*c.cap*c.hd+w], src.k[l][h*src.cap*src.hd:])
-			copy(c.v[l][h*c.cap*c.hd:h*c.cap*c.hd+w], src.v[l][h*src.cap*src.hd:])
-		}
-	}
-	c.n = src.n
-}
-
 // reserve makes room for n positions, at least doubling when it grows:
 // fresh memory costs page faults, so it is taken in few, large steps (and
 // caches are reused across requests, see Model.cachePool).
@@ -87,10 +73,21 @@ func (c *kvCache) kv(l int) tensor.KV {
 func (c *kvCache) bytes() int64 { return int64(2*len(c.k)*c.n*c.nh*c.hd) * 4 }
 
 // seqRows describes the rows of one sequence inside a batched forward: n new
-// rows at positions cache.n .. cache.n+n-1.
+// rows stored at cache.n .. cache.n+n-1. With pre set, the sequence is pre's
+// positions followed by cache's: the rows are at positions pre.n+cache.n …
+// and attend over all of pre (shared and read-only) before cache.
 type seqRows struct {
 	cache *kvCache
+	pre   *kvCache
 	n     int
+}
+
+// base returns the position of the sequence's first cached row.
+func (sq *seqRows) base() int {
+	if sq.pre == nil {
+		return 0
+	}
+	return sq.pre.n
 }
 
 // workspace holds the scratch buffers of a forward pass, grown on demand and
@@ -129,7 +126,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 		r := 0
 		for _, sq := range seqs {
 			for t := range sq.n {
-				s.wpe.AddRow(x[(r+t)*H:(r+t+1)*H], sq.cache.n+t)
+				s.wpe.AddRow(x[(r+t)*H:(r+t+1)*H], sq.base()+sq.cache.n+t)
 			}
 			r += sq.n
 		}
@@ -142,18 +139,28 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 		r := 0
 		for _, sq := range seqs {
 			c := sq.cache
-			p0 := c.n
+			p0, base := c.n, sq.base()
 			ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]
 			for t := range sq.n {
 				row := ws.qkv[(r+t)*3*H : (r+t+1)*3*H]
 				q, k, v := row[:H], row[H:2*H], row[2*H:]
 				if m.rope != nil {
-					m.rope.Apply(q, p0+t)
-					m.rope.Apply(k, p0+t)
+					m.rope.Apply(q, base+p0+t)
+					m.rope.Apply(k, base+p0+t)
 				}
 				c.put(l, p0+t, k, v)
 				ws.lo = append(ws.lo, 0)
 				ws.hi = append(ws.hi, p0+t+1)
+			}
+			if sq.pre != nil {
+				// After a shared prefix: each row attends over all of it,
+				// then over its own rows up to itself.
+				ws.scores = grow(ws.scores, base+p0+sq.n)
+				for t := range sq.n {
+					tensor.AttendKV2(ws.att[(r+t)*H:], ws.qkv[(r+t)*3*H:], sq.pre.kv(l), base, c.kv(l), p0+t+1, nh, hd, b.scale, ws.scores)
+				}
+				r += sq.n
+				continue
 			}
 			// Causal: row t sees positions 0 … p0+t. A decode step's single
 			// row takes the per-head kernel (vectorised over the head

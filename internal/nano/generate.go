@@ -61,7 +61,9 @@ type Generation struct {
 
 	chunk  int
 	state  genState
-	cache  *kvCache // global, reset per chunk
+	pre    *kvCache // global, the prompt prefix: prefix.cache, or computed at the first chunk; read-only
+	cache  *kvCache // global, the positions after the prefix; reset per chunk
+	ownPre bool     // pre belongs to this generation (back to the pool at the end)
 	local  *kvCache // local, reset per frame
 	seen   [][]bool // [channel][code]: codes generated in this chunk
 	frames int      // frames generated in the current chunk
@@ -99,9 +101,15 @@ func (m *Model) NewPrefix(ref [][]int) (*Prefix, error) {
 	if err := m.checkRef(ref); err != nil {
 		return nil, err
 	}
+	c := newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), m.prefixLen(ref))
+	m.prefill(c, ref)
+	return &Prefix{ref: cloneFrames(ref), cache: c}, nil
+}
+
+// prefill computes the prompt prefix of ref into the empty cache c.
+func (m *Model) prefill(c *kvCache, ref [][]int) {
 	rows := m.PrefixRows(ref)
 	n := len(rows) / (m.Config.NVQ + 1)
-	c := newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n)
 	// The scratch of earlier prefills is reused: its memory is faulted in.
 	ws, _ := m.wsPool.Get().(*workspace)
 	if ws == nil {
@@ -111,7 +119,6 @@ func (m *Model) NewPrefix(ref [][]int) (*Prefix, error) {
 	ws.x = grow(ws.x, n*m.Config.Hidden())
 	m.embedRows(ws.x, rows)
 	m.forward(&m.global, ws.x, []seqRows{{cache: c, n: n}}, ws)
-	return &Prefix{ref: cloneFrames(ref), cache: c}, nil
 }
 
 func cloneFrames(f [][]int) [][]int {
@@ -145,13 +152,17 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 		return nil, &InputError{Msg: "text is empty"}
 	}
 	g := &Generation{m: m, params: p, ref: ref, prefix: prefix, chunks: chunks, smp: newSampler(p.Seed)}
+	if prefix != nil {
+		g.pre = prefix.cache
+	}
 	maxText := 0
 	for _, c := range chunks {
 		maxText = max(maxText, len(c.TokenIDs))
 	}
-	// Room for the prompt and a few seconds of frames; the cache grows (by
-	// append) only for requests that run longer, so memory follows use.
-	capacity := m.prefixLen(ref) + maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
+	// Room for the text and a few seconds of frames after the shared
+	// prefix; the cache grows only for requests that run longer, so memory
+	// follows use.
+	capacity := maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
 	g.cache = m.getCache(capacity)
 	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.GPT2.NHead, m.Config.HeadDim(), m.Config.NVQ+1)
 	g.seen = make([][]bool, m.Config.NVQ)
@@ -253,17 +264,19 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 		if g.state == stateStartChunk {
 			g.startChunk()
 			ids := g.chunks[g.chunk].TokenIDs
-			if g.prefix != nil {
-				g.cache.copyFrom(g.prefix.cache)
-			} else {
-				s.rows = m.appendPrefixRows(s.rows, g.ref)
+			if g.pre == nil {
+				// No shared prefix: compute this request's own, once for
+				// all its chunks, exactly as NewPrefix does.
+				g.pre = m.getCache(m.prefixLen(g.ref))
+				g.ownPre = true
+				m.prefill(g.pre, g.ref)
 			}
 			s.rows = m.appendChunkRows(s.rows, ids)
 		} else {
 			s.rows = append(s.rows, cfg.AudioAssistantSlotTokenID)
 			s.rows = append(s.rows, g.last...)
 		}
-		seqs[i] = seqRows{cache: g.cache, n: (len(s.rows) - n0) / W}
+		seqs[i] = seqRows{cache: g.cache, pre: g.pre, n: (len(s.rows) - n0) / W}
 	}
 	R := len(s.rows) / W
 	s.x = grow(s.x, R*H)
@@ -381,6 +394,10 @@ func (g *Generation) endChunk() Event {
 		g.state = stateDone
 		g.m.cachePool.Put(g.cache) // its memory is faulted in: reuse it
 		g.cache = nil
+		if g.ownPre {
+			g.m.cachePool.Put(g.pre)
+		}
+		g.pre = nil
 	} else {
 		ev.Pause = g.chunks[g.chunk].PauseAfter
 		g.chunk++

@@ -32,29 +32,54 @@ func AttendRing(out, q, keys, vals []float32, ring, first, nkeys, heads, headDim
 
 // AttendKV is Attend over the first nkeys rows of kv, whose layout KV
 // describes (Ring must be 0): with a head-major cache (Stride = headDim,
-// HeadStride = rows·headDim) each head's keys are contiguous, which keeps
-// the reads sequential when the cache is not in the processor's caches. It
-// gives bit for bit what Attend gives on the same values.
+// HeadStride = rows·headDim) each head's keys are contiguous. It gives bit
+// for bit what Attend gives on the same values.
 func AttendKV(out, q []float32, kv KV, nkeys, heads, headDim int, scale float32, scores []float32) {
-	hs := kv.headStride(headDim)
+	AttendKV2(out, q, kv, nkeys, KV{}, 0, heads, headDim, scale, scores)
+}
+
+// AttendKV2 attends over two blocks of rows as if they were one: the first
+// na rows of a, then the first nb rows of b (a shared, read-only voice
+// prefix and a stream's own rows, say). It gives bit for bit what Attend
+// gives on the na+nb rows laid out contiguously. scores holds at least
+// na+nb floats.
+func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, heads, headDim int, scale float32, scores []float32) {
 	d := heads * headDim
-	if kv.Ring != 0 || kv.Stride < 1 || hs < 1 || nkeys < 0 || heads < 0 || headDim < 0 || len(q) < d || len(out) < d || len(scores) < nkeys ||
-		(nkeys > 0 && heads > 0 && (len(kv.K) < (nkeys-1)*kv.Stride+(heads-1)*hs+headDim || len(kv.V) < (nkeys-1)*kv.Stride+(heads-1)*hs+headDim)) {
-		panic(fmt.Sprintf("tensor.AttendKV: out %d, q %d, keys %d, vals %d, scores %d too short for %d keys of %d heads × %d (stride %d, head stride %d, ring %d)",
-			len(out), len(q), len(kv.K), len(kv.V), len(scores), nkeys, heads, headDim, kv.Stride, hs, kv.Ring))
+	if heads < 0 || headDim < 0 || na < 0 || nb < 0 || len(q) < d || len(out) < d || len(scores) < na+nb {
+		panic(fmt.Sprintf("tensor.AttendKV2: out %d, q %d, scores %d too short for %d+%d keys of %d heads × %d", len(out), len(q), len(scores), na, nb, heads, headDim))
 	}
-	j := attendJob{out: out, q: q, keys: kv.K, vals: kv.V, nkeys: nkeys, hd: headDim, stride: kv.Stride, headOff: hs, scale: scale}
-	j.segs[0] = [2]int{0, nkeys}
+	j := attendJob{out: out, q: q, nkeys: na + nb, hd: headDim, scale: scale}
+	for i, sg := range []struct {
+		kv KV
+		n  int
+	}{{a, na}, {b, nb}} {
+		if sg.n == 0 {
+			continue
+		}
+		hs := sg.kv.headStride(headDim)
+		if sg.kv.Ring != 0 || sg.kv.Stride < 1 || hs < 1 || (heads > 0 && (len(sg.kv.K) < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim || len(sg.kv.V) < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim)) {
+			panic(fmt.Sprintf("tensor.AttendKV: keys %d, vals %d too short for %d keys of %d heads × %d (stride %d, head stride %d, ring %d)",
+				len(sg.kv.K), len(sg.kv.V), sg.n, heads, headDim, sg.kv.Stride, hs, sg.kv.Ring))
+		}
+		j.segs[i] = attnSeg{keys: sg.kv.K, vals: sg.kv.V, n: sg.n, stride: sg.kv.Stride, headOff: hs}
+	}
 	j.start(heads, scores)
 }
 
 // attendJob is one attention call; a chunk is a head.
 type attendJob struct {
-	out, q, keys, vals []float32
-	segs               [2][2]int // (first row, count) of the contiguous runs of rows
-	nkeys, hd, stride  int
-	headOff            int // offset of head h+1 from head h within a row
-	scale              float32
+	out, q    []float32
+	segs      [2]attnSeg // the attended rows, in order: one or two runs
+	nkeys, hd int
+	scale     float32
+}
+
+// attnSeg is a run of n contiguous rows starting at row first: head h of
+// row r at keys[r·stride + h·headOff].
+type attnSeg struct {
+	keys, vals      []float32
+	first, n        int
+	stride, headOff int
 }
 
 // parMinAttend is the multiply-add count (2·heads·nkeys·hd) from which heads
@@ -72,11 +97,11 @@ func attend(out, q, keys, vals []float32, ring, first, nkeys, heads, hd, stride 
 		panic(fmt.Sprintf("tensor.Attend: out %d, q %d, keys %d, vals %d, scores %d too short for %d keys of %d heads × %d (stride %d)",
 			len(out), len(q), len(keys), len(vals), len(scores), nkeys, heads, hd, stride))
 	}
-	j := attendJob{out: out, q: q, keys: keys, vals: vals, nkeys: nkeys, hd: hd, stride: stride, headOff: hd, scale: scale}
-	j.segs[0] = [2]int{first, nkeys}
+	j := attendJob{out: out, q: q, nkeys: nkeys, hd: hd, scale: scale}
+	j.segs[0] = attnSeg{keys: keys, vals: vals, first: first, n: nkeys, stride: stride, headOff: hd}
 	if ring > 0 && first+nkeys > ring {
-		j.segs[0][1] = ring - first
-		j.segs[1] = [2]int{0, nkeys - (ring - first)}
+		j.segs[0].n = ring - first
+		j.segs[1] = attnSeg{keys: keys, vals: vals, first: 0, n: nkeys - (ring - first), stride: stride, headOff: hd}
 	}
 	j.start(heads, scores)
 }
@@ -106,18 +131,18 @@ func (j *attendJob) run(h int, sp *[]float32) {
 	s := (*sp)[:j.nkeys]
 	qh := j.q[h*hd : (h+1)*hd]
 	off := 0
-	for _, sg := range j.segs {
-		if sg[1] > 0 {
-			attnScores(s[off:off+sg[1]], qh, j.keys[sg[0]*j.stride+h*j.headOff:], j.stride, j.scale)
-			off += sg[1]
+	for i := range j.segs {
+		if sg := &j.segs[i]; sg.n > 0 {
+			attnScores(s[off:off+sg.n], qh, sg.keys[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale)
+			off += sg.n
 		}
 	}
 	Softmax(s)
 	off = 0
-	for _, sg := range j.segs {
-		if sg[1] > 0 {
-			attnSum(oh, s[off:off+sg[1]], j.vals[sg[0]*j.stride+h*j.headOff:], j.stride)
-			off += sg[1]
+	for i := range j.segs {
+		if sg := &j.segs[i]; sg.n > 0 {
+			attnSum(oh, s[off:off+sg.n], sg.vals[sg.first*sg.stride+h*sg.headOff:], sg.stride)
+			off += sg.n
 		}
 	}
 }

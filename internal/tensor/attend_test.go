@@ -151,6 +151,25 @@ func TestAttendKV(t *testing.T) {
 					if !bitsEqual(got, want) {
 						t.Fatalf("%+v %v threads=%d: head-major result differs from Attend", tc, im, threads)
 					}
+					// The same rows split in two blocks of different
+					// capacities (a shared prefix and a stream's own rows).
+					for _, na := range []int{0, 1, tc.nkeys / 2, tc.nkeys} {
+						na = min(na, tc.nkeys)
+						nb := tc.nkeys - na
+						bcap := nb + 5
+						bk, bv := make([]float32, tc.heads*bcap*tc.hd), make([]float32, tc.heads*bcap*tc.hd)
+						for j := range nb {
+							for h := range tc.heads {
+								copy(bk[(h*bcap+j)*tc.hd:(h*bcap+j+1)*tc.hd], hk[(h*capacity+na+j)*tc.hd:])
+								copy(bv[(h*bcap+j)*tc.hd:(h*bcap+j+1)*tc.hd], hv[(h*capacity+na+j)*tc.hd:])
+							}
+						}
+						got2 := make([]float32, d)
+						AttendKV2(got2, q, kv, na, KV{K: bk, V: bv, Stride: tc.hd, HeadStride: bcap * tc.hd}, nb, tc.heads, tc.hd, 0.125, make([]float32, tc.nkeys))
+						if !bitsEqual(got2, want) {
+							t.Fatalf("%+v %v threads=%d split %d+%d: two-block result differs from Attend", tc, im, threads, na, nb)
+						}
+					}
 				}
 			}
 		}
