@@ -25,21 +25,22 @@ func newKVCache(layers, heads, headDim, capacity int) *kvCache {
 }
 
 // alloc gives every layer room for capacity positions, keeping the filled
-// ones.
+// ones. All layers share one allocation, so that it is big enough for huge
+// pages (fresh 4 KiB pages cost a fault each on the first write).
 func (c *kvCache) alloc(capacity int) {
+	per := c.nh * capacity * c.hd
+	slab := tensor.MakeHuge(2 * len(c.k) * per)
 	for l := range c.k {
-		c.k[l] = c.relayout(c.k[l], capacity)
-		c.v[l] = c.relayout(c.v[l], capacity)
+		k, v := slab[2*l*per:(2*l+1)*per:(2*l+1)*per], slab[(2*l+1)*per:(2*l+2)*per:(2*l+2)*per]
+		for h := range c.nh {
+			if c.n > 0 {
+				copy(k[h*capacity*c.hd:h*capacity*c.hd+c.n*c.hd], c.k[l][h*c.cap*c.hd:])
+				copy(v[h*capacity*c.hd:h*capacity*c.hd+c.n*c.hd], c.v[l][h*c.cap*c.hd:])
+			}
+		}
+		c.k[l], c.v[l] = k, v
 	}
 	c.cap = capacity
-}
-
-func (c *kvCache) relayout(old []float32, capacity int) []float32 {
-	b := tensor.MakeHuge(c.nh * capacity * c.hd)
-	for h := range c.nh {
-		copy(b[h*capacity*c.hd:h*capacity*c.hd+c.n*c.hd], old[h*c.cap*c.hd:])
-	}
-	return b
 }
 
 // reset empties the cache, keeping its memory.
