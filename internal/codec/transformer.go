@@ -85,12 +85,14 @@ func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, ring
 		tensor.LayerNorm(u, h, n, ly.n1w, ly.n1b, 1e-5)
 		tensor.Linear(qkv, u, n, ly.qkv, nil) // [n, 3d] = q | k | v
 		if t.rope != nil {
-			for i := range n {
-				r := qkv[3*i*d:]
-				cs, sn := w.cos[i*half:(i+1)*half], w.sin[i*half:(i+1)*half]
-				t.rope.Rotate(r[:d], cs, sn)
-				t.rope.Rotate(r[d:2*d], cs, sn)
-			}
+			tensor.For(n, rowGrain(3*d), func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					r := qkv[3*i*d:]
+					cs, sn := w.cos[i*half:(i+1)*half], w.sin[i*half:(i+1)*half]
+					t.rope.Rotate(r[:d], cs, sn)
+					t.rope.Rotate(r[d:2*d], cs, sn)
+				}
+			})
 		}
 		if rings == nil {
 			t.attendWhole(att, qkv, n, length, w)
@@ -115,18 +117,25 @@ func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, ring
 	tensor.Linear(y, h, n, t.outProj, nil) // [n, d] → [n, outDim]
 }
 
+// rowGrain is how many rows of width floats make one run of tensor.For in
+// the row-wise loops of a whole-sequence pass (about 32 KiB each): small
+// passes (a decode step) stay on the calling goroutine.
+func rowGrain(width int) int { return max(8192/max(width, 1), 1) }
+
 // addScaled computes h += s ⊙ x row by row (s nil: h += x).
 func addScaled(h, x, s []float32, n, d int) {
 	if s == nil {
 		tensor.Add(h[:n*d], x)
 		return
 	}
-	for i := range n {
-		hr, xr := h[i*d:(i+1)*d], x[i*d:(i+1)*d]
-		for k, v := range xr {
-			hr[k] += s[k] * v
+	tensor.For(n, rowGrain(d), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			hr, xr := h[i*d:(i+1)*d], x[i*d:(i+1)*d]
+			for k, v := range xr {
+				hr[k] += s[k] * v
+			}
 		}
-	}
+	})
 }
 
 // addSin adds positional_scale · [cos(p/mp^(k/(half−1))), sin(…)], k < half,
@@ -202,15 +211,17 @@ func patchDown(out, in []float32, T, D, h int) {
 		copy(out, in[:T])
 		return
 	}
-	for t := range T / h {
-		o := out[t*D*h : (t+1)*D*h]
-		for j := range h {
-			src := in[(t*h+j)*D : (t*h+j+1)*D]
-			for c, v := range src {
-				o[c*h+j] = v
+	tensor.For(T/h, rowGrain(D*h), func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			o := out[t*D*h : (t+1)*D*h]
+			for j := range h {
+				src := in[(t*h+j)*D : (t*h+j+1)*D]
+				for c, v := range src {
+					o[c*h+j] = v
+				}
 			}
 		}
-	}
+	})
 }
 
 // patchUp is the decoder's PatchedPretransform: [T, D] → [T·h, D/h] with

@@ -53,6 +53,17 @@ func LayerNorm(y, x []float32, m int, gamma, beta []float32, eps float32) {
 	if beta != nil {
 		_ = beta[:d]
 	}
+	if m > 1 && m*d >= parMinElems {
+		For(m, max(elemGrain/max(d, 1), 1), func(lo, hi int) {
+			layerNormRows(y[lo*d:hi*d], x[lo*d:hi*d], hi-lo, gamma, beta, eps)
+		})
+		return
+	}
+	layerNormRows(y, x, m, gamma, beta, eps)
+}
+
+func layerNormRows(y, x []float32, m int, gamma, beta []float32, eps float32) {
+	d := len(gamma)
 	for i := range m {
 		xr := x[i*d : (i+1)*d]
 		yr := y[i*d : (i+1)*d]
@@ -96,6 +107,14 @@ func layerNormStats(x []float32, eps float32) (mean, inv float64) {
 // identical x/(1+exp(−2·√(2/π)·(x+0.044715·x³))), which has no cancellation
 // for negative x. Results are float32-rounded float64 values.
 func GELUTanh(x []float32) {
+	if len(x) >= parMinElems {
+		For(len(x), elemGrain, func(lo, hi int) { geluTanh(x[lo:hi]) })
+		return
+	}
+	geluTanh(x)
+}
+
+func geluTanh(x []float32) {
 	if geluTanhSIMD(x) {
 		return
 	}
@@ -103,6 +122,13 @@ func GELUTanh(x []float32) {
 		x[i] = geluTanh1(v)
 	}
 }
+
+// Element-wise operations on at least parMinElems values are spread over
+// the worker pool in runs of elemGrain (a multiple of every vector width).
+const (
+	parMinElems = 1 << 16
+	elemGrain   = 1 << 13
+)
 
 const (
 	geluC  = 0.7978845608028654 // sqrt(2/pi)
@@ -161,6 +187,14 @@ var expCoef = func() [14]float64 {
 // of the exact GELU, and within 3 ulp for 99.98% of inputs above −3; every
 // implementation gives the same bits.
 func GELUErf(x []float32) {
+	if len(x) >= parMinElems {
+		For(len(x), elemGrain, func(lo, hi int) { geluErf(x[lo:hi]) })
+		return
+	}
+	geluErf(x)
+}
+
+func geluErf(x []float32) {
 	if geluErfSIMD(x) {
 		return
 	}

@@ -371,3 +371,68 @@ func ExampleKernels() {
 	fmt.Println(k == "avx512" || k == "avx2" || k == "generic")
 	// Output: true
 }
+
+// TestParallelElementwise: large GELU and LayerNorm calls run on the worker
+// pool; every value equals the single-threaded one, whatever the thread
+// count and whether the length is a multiple of the runs.
+func TestParallelElementwise(t *testing.T) {
+	useThreads(t, Threads())
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, n := range []int{parMinElems - 1, parMinElems, 3*parMinElems + 5} {
+		x := randVec(r, n)
+		for _, op := range []struct {
+			name     string
+			par, one func([]float32)
+		}{
+			{"GELUErf", GELUErf, geluErf},
+			{"GELUTanh", GELUTanh, geluTanh},
+		} {
+			want := append([]float32(nil), x...)
+			op.one(want)
+			for _, threads := range []int{1, 2, 3} {
+				SetThreads(threads)
+				got := append([]float32(nil), x...)
+				op.par(got)
+				if !bitsEqual(got, want) {
+					t.Fatalf("%s n=%d threads=%d differs from one run", op.name, n, threads)
+				}
+			}
+		}
+		for _, d := range []int{256, 768, 1000} {
+			m := n / d
+			g, b := randVec(r, d), randVec(r, d)
+			want := make([]float32, m*d)
+			for i := range m {
+				LayerNorm(want[i*d:(i+1)*d], x[i*d:(i+1)*d], 1, g, b, 1e-5)
+			}
+			for _, threads := range []int{1, 2, 3} {
+				SetThreads(threads)
+				got := make([]float32, m*d)
+				LayerNorm(got, x, m, g, b, 1e-5)
+				if !bitsEqual(got, want) {
+					t.Fatalf("LayerNorm %d×%d threads=%d differs from row by row", m, d, threads)
+				}
+			}
+		}
+	}
+}
+
+// TestFor: every item is visited exactly once, for any n and grain.
+func TestFor(t *testing.T) {
+	useThreads(t, 2)
+	for _, n := range []int{0, 1, 7, 100, 1000} {
+		for _, grain := range []int{0, 1, 3, 64, 5000} {
+			seen := make([]int32, n)
+			For(n, grain, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					seen[i]++
+				}
+			})
+			for i, c := range seen {
+				if c != 1 {
+					t.Fatalf("n=%d grain=%d: item %d visited %d times", n, grain, i, c)
+				}
+			}
+		}
+	}
+}

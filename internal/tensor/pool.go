@@ -184,3 +184,32 @@ func parallel(work chunker, n int, scratch *[]float32) {
 	}
 	<-j.wake
 }
+
+// forJob is one For call: chunk c is items [c·grain, min((c+1)·grain, n)).
+type forJob struct {
+	fn       func(lo, hi int)
+	n, grain int
+}
+
+func (j *forJob) run(c int, _ *[]float32) {
+	lo := c * j.grain
+	j.fn(lo, min(lo+j.grain, j.n))
+}
+
+// For runs fn over the items [0, n), cut into runs of grain items (the last
+// shorter), spread over the worker pool when there is more than one run.
+// fn must only write what belongs to the items it is given, so that results
+// never depend on how the items were cut or on the threads.
+func For(n, grain int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	grain = max(grain, 1)
+	chunks := (n + grain - 1) / grain
+	if chunks == 1 || Threads() == 1 {
+		fn(0, n)
+		return
+	}
+	var scratch []float32
+	parallel(&forJob{fn: fn, n: n, grain: grain}, chunks, &scratch)
+}
