@@ -102,6 +102,7 @@ type Stream struct {
 	sent                int // chunks handed over
 
 	submitted time.Time
+	stepped   bool // has been in a step (the scheduler's own)
 	compute   time.Duration
 	frames    int
 	samples   int64
@@ -165,6 +166,9 @@ type Engine struct {
 	cfg   Config
 	slots chan struct{}
 	wait  atomic.Int32
+	// preparing counts admitted requests that are about to become streams:
+	// not while they encode a clip or wait for a prefix (see outside).
+	preparing atomic.Int32
 
 	mu      sync.Mutex
 	streams []*Stream
@@ -269,12 +273,23 @@ func (e *Engine) Submit(ctx context.Context, req Request) (*Stream, error) {
 	if err := e.acquire(ctx); err != nil {
 		return nil, err
 	}
+	e.preparing.Add(1)
 	s, err := e.start(ctx, req, submitted)
+	e.preparing.Add(-1) // after the stream is registered (or not)
 	if err != nil {
 		e.release()
 		return nil, err
 	}
 	return s, nil
+}
+
+// outside runs f, a long stage of a request's preparation (encoding its
+// clip, computing or waiting for its prefix), outside the preparing count:
+// the scheduler does not hold new streams back for it.
+func (e *Engine) outside(f func()) {
+	e.preparing.Add(-1)
+	defer e.preparing.Add(1)
+	f()
 }
 
 func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*Stream, error) {
@@ -287,7 +302,9 @@ func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*
 			voice = e.voices.get(req.RefKey)
 		}
 		if voice == nil {
-			v, err := e.fam.EncodeReference(ctx, req.RefPCM)
+			var v *Voice
+			var err error
+			e.outside(func() { v, err = e.fam.EncodeReference(ctx, req.RefPCM) })
 			if err != nil {
 				return nil, err
 			}
@@ -301,7 +318,9 @@ func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*
 	var prefix Prefix
 	if voice.Key != "" && e.prefixes.enabled() {
 		var err error
-		prefix, err = e.prefixes.get(voice.Key, func() (Prefix, error) { return e.fam.NewPrefix(voice) })
+		e.outside(func() {
+			prefix, err = e.prefixes.get(voice.Key, func() (Prefix, error) { return e.fam.NewPrefix(voice) })
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -352,6 +371,7 @@ func (e *Engine) loop() {
 	var ready []*Stream
 	var jobs []Job
 	var inflight *rendering // generated, not yet rendered
+	var coalesced time.Duration
 	for {
 		e.mu.Lock()
 		// Retire cancelled streams; pick the ready ones.
@@ -383,6 +403,9 @@ func (e *Engine) loop() {
 			<-e.wake
 			continue
 		}
+		if e.coalesce(ready, inflight != nil, &coalesced) {
+			continue
+		}
 		t0 := time.Now()
 		var rendered chan struct{}
 		if inflight != nil {
@@ -394,10 +417,12 @@ func (e *Engine) loop() {
 			}(inflight)
 			inflight = nil
 		}
+		coalesced = 0
 		if len(ready) > 0 {
 			jobs = jobs[:0]
 			for _, s := range ready {
 				jobs = append(jobs, s.job)
+				s.stepped = true
 			}
 			t1 := time.Now()
 			if pipelined {
@@ -425,6 +450,38 @@ func (e *Engine) loop() {
 			e.cfg.Observer.Step(len(ready), time.Since(t0))
 		}
 	}
+}
+
+// coalesceFor is how long the scheduler holds a step made only of new
+// streams while more requests are being prepared, so that requests arriving
+// together prefill together: a request that joins one step later would make
+// that step long (its prompt) just after the first streams handed out their
+// first, short chunk, and their playback would run dry.
+const coalesceFor = 20 * time.Millisecond
+
+// coalesce reports whether the loop should wait (it waited up to 1 ms for a
+// wake): when every ready stream is new, no step is in flight, other
+// admitted requests are about to become streams (a matter of milliseconds:
+// encoding a clip or computing a prefix does not count), and the streams
+// have waited less than coalesceFor. *waited accumulates the wait.
+func (e *Engine) coalesce(ready []*Stream, rendering bool, waited *time.Duration) bool {
+	if rendering || *waited >= coalesceFor || e.preparing.Load() == 0 {
+		return false
+	}
+	for _, s := range ready {
+		if s.stepped {
+			return false
+		}
+	}
+	t := time.NewTimer(time.Millisecond)
+	t0 := time.Now()
+	select {
+	case <-e.wake:
+	case <-t.C:
+	}
+	t.Stop()
+	*waited += time.Since(t0)
+	return true
 }
 
 // rendering is a Pipeline step waiting for its Render.

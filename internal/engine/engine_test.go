@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -385,5 +386,74 @@ func TestRampChunks(t *testing.T) {
 	// larger than one frame.
 	if len(sizes) >= 40 {
 		t.Fatalf("no chunk grew past one frame: %v", sizes)
+	}
+}
+
+// slowPrepare delays Prepare of requests whose text starts with "slow",
+// telling entered when it starts.
+type slowPrepare struct {
+	*mossnano.Family
+	entered chan struct{}
+	delay   time.Duration
+}
+
+func (f slowPrepare) Prepare(v *engine.Voice, p engine.Prefix, text string, params engine.Params) (engine.Job, error) {
+	if strings.HasPrefix(text, "slow") {
+		close(f.entered)
+		time.Sleep(f.delay)
+	}
+	return f.Family.Prepare(v, p, text, params)
+}
+
+type stepSizes struct {
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (o *stepSizes) SlotsChanged(int, int)                        {}
+func (o *stepSizes) FirstAudio(time.Duration)                     {}
+func (o *stepSizes) StreamDone(time.Duration, float64, int, bool) {}
+func (o *stepSizes) Step(n int, _ time.Duration) {
+	o.mu.Lock()
+	o.sizes = append(o.sizes, n)
+	o.mu.Unlock()
+}
+
+// TestArrivalsCoalesce: a request whose job is still being prepared when
+// another becomes a stream joins the same first step (their prompts are
+// computed together), instead of stalling the first one's second chunk.
+func TestArrivalsCoalesce(t *testing.T) {
+	f := family(t)
+	v, err := f.EncodeReference(context.Background(), refPCM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := &stepSizes{}
+	sf := slowPrepare{Family: f, entered: make(chan struct{}), delay: 4 * time.Millisecond}
+	e := engine.New(sf, engine.Config{MaxStreams: 2, Observer: obs})
+	defer e.Close(context.Background())
+	slow := make(chan *engine.Stream, 1)
+	go func() {
+		s, err := e.Submit(context.Background(), engine.Request{Text: "slow request.", Voice: v, Params: params(f, 1, 3)})
+		if err != nil {
+			t.Error(err)
+		}
+		slow <- s
+	}()
+	<-sf.entered
+	fast, err := e.Submit(context.Background(), engine.Request{Text: "fast request.", Voice: v, Params: params(f, 2, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, fast)
+	fast.Close()
+	if s := <-slow; s != nil {
+		drain(t, s)
+		s.Close()
+	}
+	obs.mu.Lock()
+	defer obs.mu.Unlock()
+	if len(obs.sizes) == 0 || obs.sizes[0] != 2 {
+		t.Fatalf("step sizes %v: the first step should hold both requests", obs.sizes)
 	}
 }
