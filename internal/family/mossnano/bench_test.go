@@ -93,6 +93,41 @@ func BenchmarkFrameStep(b *testing.B) {
 	}
 }
 
+// BenchmarkFramePipeline is BenchmarkFrameStep as the engine runs it: the
+// codec decode of step t on a second goroutine while step t+1 generates
+// (engine.Pipeline). ns/op is per step.
+func BenchmarkFramePipeline(b *testing.B) {
+	f := fullSize(b)
+	for _, n := range []int{1, 4, 8} {
+		b.Run("streams="+itoa(n), func(b *testing.B) {
+			jobs := newJobs(b, f, n)
+			st := f.NewStepper().(engine.Pipeline)
+			var pending any
+			b.ResetTimer()
+			for b.Loop() {
+				done := make(chan error, 1)
+				if pending != nil {
+					go func(g any) {
+						_, err := st.Render(g)
+						done <- err
+					}(pending)
+				} else {
+					done <- nil
+				}
+				g, err := st.Generate(jobs)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := <-done; err != nil {
+					b.Fatal(err)
+				}
+				pending = g
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "frames/s")
+		})
+	}
+}
+
 // BenchmarkFrameParts splits one stream's frame into the language model and
 // the codec decode.
 func BenchmarkFrameParts(b *testing.B) {
