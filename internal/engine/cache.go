@@ -46,7 +46,12 @@ func newPrefixCache(budget int64) *prefixCache {
 func (c *prefixCache) enabled() bool { return c.budget > 0 }
 
 // get returns the cached prefix of key or computes it with compute.
-func (c *prefixCache) get(key string, compute func() (Prefix, error)) (Prefix, error) {
+// slow, if not nil, wraps the blocking parts (computing the prefix or
+// waiting for another caller's computation); a hit never calls it.
+func (c *prefixCache) get(key string, compute func() (Prefix, error), slow func(func())) (Prefix, error) {
+	if slow == nil {
+		slow = func(f func()) { f() }
+	}
 	c.mu.Lock()
 	if el, ok := c.entries[key]; ok {
 		c.order.MoveToFront(el)
@@ -58,7 +63,7 @@ func (c *prefixCache) get(key string, compute func() (Prefix, error)) (Prefix, e
 	if f, ok := c.inflight[key]; ok {
 		c.hits++ // computed once, by the first requester
 		c.mu.Unlock()
-		<-f.done
+		slow(func() { <-f.done })
 		return f.prefix, f.err
 	}
 	c.misses++
@@ -67,7 +72,7 @@ func (c *prefixCache) get(key string, compute func() (Prefix, error)) (Prefix, e
 	gen := c.gen[key]
 	c.mu.Unlock()
 
-	f.prefix, f.err = compute()
+	slow(func() { f.prefix, f.err = compute() })
 
 	c.mu.Lock()
 	delete(c.inflight, key)

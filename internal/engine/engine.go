@@ -284,8 +284,9 @@ func (e *Engine) Submit(ctx context.Context, req Request) (*Stream, error) {
 }
 
 // outside runs f, a long stage of a request's preparation (encoding its
-// clip, computing or waiting for its prefix), outside the preparing count:
-// the scheduler does not hold new streams back for it.
+// clip, computing or waiting for its prefix; not a prefix cache hit),
+// outside the preparing count: the scheduler does not hold new streams back
+// for it.
 func (e *Engine) outside(f func()) {
 	e.preparing.Add(-1)
 	defer e.preparing.Add(1)
@@ -318,9 +319,7 @@ func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*
 	var prefix Prefix
 	if voice.Key != "" && e.prefixes.enabled() {
 		var err error
-		e.outside(func() {
-			prefix, err = e.prefixes.get(voice.Key, func() (Prefix, error) { return e.fam.NewPrefix(voice) })
-		})
+		prefix, err = e.prefixes.get(voice.Key, func() (Prefix, error) { return e.fam.NewPrefix(voice) }, e.outside)
 		if err != nil {
 			return nil, err
 		}
