@@ -445,7 +445,7 @@ func (e *Engine) loop() {
 		if rendered != nil {
 			<-rendered
 		}
-		if e.cfg.Observer != nil {
+		if e.cfg.Observer != nil && len(ready) > 0 {
 			e.cfg.Observer.Step(len(ready), time.Since(t0))
 		}
 	}
