@@ -169,6 +169,9 @@ type Engine struct {
 	// preparing counts admitted requests that are about to become streams:
 	// not while they encode a clip or wait for a prefix (see outside).
 	preparing atomic.Int32
+	// prompting is set while the step being generated includes a new
+	// stream (its prompt): such a step is long.
+	prompting atomic.Bool
 
 	mu      sync.Mutex
 	streams []*Stream
@@ -405,6 +408,11 @@ func (e *Engine) loop() {
 		if e.coalesce(ready, inflight != nil, &coalesced) {
 			continue
 		}
+		prompting := false
+		for _, s := range ready {
+			prompting = prompting || !s.stepped
+		}
+		e.prompting.Store(prompting)
 		t0 := time.Now()
 		var rendered chan struct{}
 		if inflight != nil {
@@ -538,6 +546,13 @@ func (s *Stream) deliver(o Output) {
 	switch {
 	case s.sent == 0:
 		target = s.firstTarget
+		if s.ramp && s.e.prompting.Load() && s.pendingFrames < 2 {
+			// The step being generated now carries other requests'
+			// prompts and will take several frames' time: a one-frame
+			// first chunk would run dry before the next one. Hand over
+			// two frames instead.
+			target = max(target, 2*s.frameSamples)
+		}
 	case s.ramp:
 		// Smaller chunks while the client holds little audio, as the
 		// OpenMOSS streaming runtime does: lead = audio handed over minus
