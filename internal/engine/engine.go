@@ -158,9 +158,10 @@ func (s *Stream) Stats() Stats {
 }
 
 // Engine schedules streams of one Family: every step advances every ready
-// stream by one frame in one batched Stepper call. A stream whose previous
+// stream by one frame in one batched Stepper call (with a Pipeline family,
+// decoding the previous step's frames meanwhile). A stream whose previous
 // chunk has not been taken sits out, so a slow reader never slows the
-// others, and each stream holds at most one pending chunk.
+// others, and each stream holds at most two pending chunks.
 type Engine struct {
 	fam   Family
 	cfg   Config
