@@ -106,13 +106,7 @@ func layerNormStats(x []float32, eps float32) (mean, inv float64) {
 // 0.5·x·(1+tanh(√(2/π)·(x+0.044715·x³))), evaluated in float64 as the
 // identical x/(1+exp(−2·√(2/π)·(x+0.044715·x³))), which has no cancellation
 // for negative x. Results are float32-rounded float64 values.
-func GELUTanh(x []float32) {
-	if len(x) >= parMinElems {
-		For(len(x), elemGrain, func(lo, hi int) { geluTanh(x[lo:hi]) })
-		return
-	}
-	geluTanh(x)
-}
+func GELUTanh(x []float32) { elementwise(x, geluTanh) }
 
 func geluTanh(x []float32) {
 	if geluTanhSIMD(x) {
@@ -129,6 +123,17 @@ const (
 	parMinElems = 1 << 16
 	elemGrain   = 1 << 13
 )
+
+// elementwise applies the in-place operation f to x, in runs on the worker
+// pool when x is long. f works value by value, so the cut never changes a
+// result.
+func elementwise(x []float32, f func([]float32)) {
+	if len(x) >= parMinElems {
+		For(len(x), elemGrain, func(lo, hi int) { f(x[lo:hi]) })
+		return
+	}
+	f(x)
+}
 
 const (
 	geluC  = 0.7978845608028654 // sqrt(2/pi)
@@ -186,13 +191,7 @@ var expCoef = func() [14]float64 {
 // negative tail has no cancellation. Results are within 1.2e-7·max(|y|, 1)
 // of the exact GELU, and within 3 ulp for 99.98% of inputs above −3; every
 // implementation gives the same bits.
-func GELUErf(x []float32) {
-	if len(x) >= parMinElems {
-		For(len(x), elemGrain, func(lo, hi int) { geluErf(x[lo:hi]) })
-		return
-	}
-	geluErf(x)
-}
+func GELUErf(x []float32) { elementwise(x, geluErf) }
 
 func geluErf(x []float32) {
 	if geluErfSIMD(x) {

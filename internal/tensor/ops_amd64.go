@@ -169,37 +169,29 @@ func layerNormApplySIMD(y, x []float32, mean, inv float64, g, b []float32) bool 
 }
 
 func geluTanhSIMD(x []float32) bool {
-	nv, ok := split(len(x))
-	if !ok {
-		return false
-	}
-	if nv > 0 {
-		if active == implAVX512 {
-			gelutanhAVX512(&x[0], nv)
-		} else {
-			gelutanhAVX2(&x[0], nv)
-		}
-	}
-	for i := nv; i < len(x); i++ {
-		x[i] = geluTanh1(x[i])
-	}
-	return true
+	return mapSIMD(x, gelutanhAVX512, gelutanhAVX2, geluTanh1)
 }
 
 func geluErfSIMD(x []float32) bool {
+	return mapSIMD(x, geluerfAVX512, geluerfAVX2, geluErf1)
+}
+
+// mapSIMD applies an in-place element-wise kernel to the whole vectors of x
+// and its scalar form, which does the same operations, to the tail.
+func mapSIMD(x []float32, avx512, avx2 func(x *float32, n int), one func(float32) float32) bool {
 	nv, ok := split(len(x))
 	if !ok {
 		return false
 	}
 	if nv > 0 {
 		if active == implAVX512 {
-			geluerfAVX512(&x[0], nv)
+			avx512(&x[0], nv)
 		} else {
-			geluerfAVX2(&x[0], nv)
+			avx2(&x[0], nv)
 		}
 	}
 	for i := nv; i < len(x); i++ {
-		x[i] = geluErf1(x[i])
+		x[i] = one(x[i])
 	}
 	return true
 }
