@@ -140,7 +140,6 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 		for _, sq := range seqs {
 			c := sq.cache
 			p0, base := c.n, sq.base()
-			ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]
 			for t := range sq.n {
 				row := ws.qkv[(r+t)*3*H : (r+t+1)*3*H]
 				q, k, v := row[:H], row[H:2*H], row[2*H:]
@@ -149,28 +148,30 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 					m.rope.Apply(k, base+p0+t)
 				}
 				c.put(l, p0+t, k, v)
-				ws.lo = append(ws.lo, 0)
-				ws.hi = append(ws.hi, p0+t+1)
 			}
-			if sq.pre != nil {
+			switch {
+			case sq.pre != nil:
 				// After a shared prefix: each row attends over all of it,
 				// then over its own rows up to itself.
 				ws.scores = grow(ws.scores, base+p0+sq.n)
 				for t := range sq.n {
 					tensor.AttendKV2(ws.att[(r+t)*H:], ws.qkv[(r+t)*3*H:], sq.pre.kv(l), base, c.kv(l), p0+t+1, nh, hd, b.scale, ws.scores)
 				}
-				r += sq.n
-				continue
-			}
-			// Causal: row t sees positions 0 … p0+t. A decode step's single
-			// row takes the per-head kernel (vectorised over the head
-			// dimension); prompts take the multi-query one (vectorised over
-			// rows, each tile of rows reading the keys once). Which one a
-			// row gets depends only on its own sequence, never on the batch.
-			if sq.n == 1 {
+			case sq.n == 1:
+				// Causal: row t sees positions 0 … p0+t. A decode step's
+				// single row takes the per-head kernel (vectorised over the
+				// head dimension); prompts take the multi-query one
+				// (vectorised over rows, each tile of rows reading the keys
+				// once). Which one a row gets depends only on its own
+				// sequence, never on the batch.
 				ws.scores = grow(ws.scores, p0+1)
 				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
-			} else {
+			default:
+				ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]
+				for t := range sq.n {
+					ws.lo = append(ws.lo, 0)
+					ws.hi = append(ws.hi, p0+t+1)
+				}
 				tensor.AttendWindows(ws.att[r*H:], H, ws.qkv[r*3*H:], 3*H, c.kv(l), ws.lo, ws.hi, nh, hd, b.scale, &ws.attn)
 			}
 			r += sq.n
