@@ -559,6 +559,11 @@ func gemmF32AVX2_1x32(a *float32, lda int, w *float32, wp int, k int, c *float32
 //go:noescape
 func gemmF32AVX2_2x32(a *float32, lda int, w *float32, wp int, k int, c *float32, ldc int, bias *float32)
 
+// gemmF32AVX2_1x64 computes a 1x64 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmF32AVX2_1x64(a *float32, lda int, w *float32, wp int, k int, c *float32, ldc int, bias *float32)
+
 // gemmBF16AVX2_1x16 computes a 1x16 tile of x·Wᵀ from panel-packed weights.
 //
 //go:noescape
@@ -598,6 +603,11 @@ func gemmBF16AVX2_1x32(a *float32, lda int, w *uint16, wp int, k int, c *float32
 //
 //go:noescape
 func gemmBF16AVX2_2x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmBF16AVX2_1x64 computes a 1x64 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16AVX2_1x64(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
 
 // geluerfAVX2 applies the exact GELU x·Φ(x) in float32 to x[i], i < n, n a multiple of the vector width.
 //

@@ -33,6 +33,7 @@ var gemmTilesF32 = map[impl][]gemmTile[float32]{
 		{6, 16, gemmF32AVX2_6x16},
 		{1, 32, gemmF32AVX2_1x32},
 		{2, 32, gemmF32AVX2_2x32},
+		{1, 64, gemmF32AVX2_1x64},
 	},
 }
 
@@ -65,5 +66,6 @@ var gemmTilesBF16 = map[impl][]gemmTile[uint16]{
 		{6, 16, gemmBF16AVX2_6x16},
 		{1, 32, gemmBF16AVX2_1x32},
 		{2, 32, gemmBF16AVX2_2x32},
+		{1, 64, gemmBF16AVX2_1x64},
 	},
 }

@@ -37,6 +37,10 @@ func gemmTiles(is isa) []gemmTile {
 	for r := 1; r <= 2; r++ {
 		t = append(t, gemmTile{r, 32})
 	}
+	// One row over two panels: eight independent FMA chains, so that a
+	// matrix-vector product is not bound by the FMA latency (the four
+	// chains of 1x32 allow one k step per latency).
+	t = append(t, gemmTile{1, 64})
 	return t
 }
 
@@ -76,6 +80,11 @@ func gemmKernel(is isa, bf16 bool, t gemmTile) {
 
 	nv := t.cols / is.lanes
 	npan := (t.cols + 31) / 32
+	pairs := bf16 && is.lanes == 8
+	var hiMask Mem
+	if pairs {
+		hiMask = consts32For(is).get("bf16hi")
+	}
 
 	lda := Load(Param("lda"), GP64())
 	SHLQ(U8(2), lda)
@@ -117,18 +126,56 @@ func gemmKernel(is isa, bf16 bool, t gemmTile) {
 	CMPQ(idx, kk)
 	JGE(LabelRef(done))
 	wv := make([]VecVirtual, nv)
-	for v := range wv {
-		wv[v] = is.vec()
-		col := v * is.lanes
-		m := mem(wptr[col/32], (col%32)*esz)
-		if bf16 {
-			VPMOVZXWD(m, wv[v])
-			VPSLLD(U8(16), wv[v], wv[v])
-		} else {
-			VMOVUPS(m, wv[v])
+	if t.rows == 1 && is.lanes == 8 {
+		// One row (AVX2): broadcast first, then each block's weights
+		// straight into its FMAs, so that wide tiles (1x64: eight
+		// accumulators) fit in sixteen registers.
+		b := is.vec()
+		VBROADCASTSS(Mem{Base: rows[0], Index: idx, Scale: 4}, b)
+		for q := 0; q < nv/2; q++ {
+			col := q * 16
+			m := mem(wptr[col/32], (col%32)*esz)
+			if !bf16 {
+				VFMADD231PS(m, b, acc[0][2*q])
+				VFMADD231PS(mem(wptr[col/32], (col%32+8)*esz), b, acc[0][2*q+1])
+				continue
+			}
+			ev, od := is.vec(), is.vec()
+			VMOVDQU(m, ev)
+			VPAND(hiMask, ev, od)
+			VPSLLD(U8(16), ev, ev)
+			VFMADD231PS(ev, b, acc[0][2*q])
+			VFMADD231PS(od, b, acc[0][2*q+1])
+		}
+	} else if pairs {
+		// AVX2 bf16: one 32-byte load holds 16 columns; the even ones
+		// widen with a shift, the odd ones with a mask, so accumulator 2q
+		// holds block q's even columns and 2q+1 its odd ones (interleaved
+		// back before the store). Two ALU operations per 16 weights
+		// instead of two zero-extensions and two shifts.
+		for q := 0; q < nv/2; q++ {
+			col := q * 16
+			m := mem(wptr[col/32], (col%32)*esz)
+			ev, od := is.vec(), is.vec()
+			VMOVDQU(m, ev)
+			VPAND(hiMask, ev, od)
+			VPSLLD(U8(16), ev, ev)
+			wv[2*q], wv[2*q+1] = ev, od
+		}
+	} else {
+		for v := range wv {
+			wv[v] = is.vec()
+			col := v * is.lanes
+			m := mem(wptr[col/32], (col%32)*esz)
+			if bf16 {
+				VPMOVZXWD(m, wv[v])
+				VPSLLD(U8(16), wv[v], wv[v])
+			} else {
+				VMOVUPS(m, wv[v])
+			}
 		}
 	}
-	for r := 0; r < t.rows; r++ {
+	for r := 0; r < t.rows && wv[0] != nil; r++ {
 		b := is.vec()
 		VBROADCASTSS(Mem{Base: rows[r], Index: idx, Scale: 4}, b)
 		for v := 0; v < nv; v++ {
@@ -147,6 +194,20 @@ func gemmKernel(is isa, bf16 bool, t gemmTile) {
 	JMP(LabelRef(loop))
 
 	Label(done)
+	if pairs {
+		// Put the columns back in order: per 128-bit lane, unpack
+		// interleaves (even, odd) pairs, then the lanes are regrouped.
+		for r := range acc {
+			for q := 0; q < nv/2; q++ {
+				ev, od := acc[r][2*q], acc[r][2*q+1]
+				lo, hi := is.vec(), is.vec()
+				VUNPCKLPS(od, ev, lo) // columns 0-3 | 8-11 of the block
+				VUNPCKHPS(od, ev, hi) // columns 4-7 | 12-15
+				VPERM2F128(U8(0x20), hi, lo, ev)
+				VPERM2F128(U8(0x31), hi, lo, od)
+			}
+		}
+	}
 	bias := Load(Param("bias"), GP64())
 	TESTQ(bias, bias)
 	JZ(LabelRef(nobias))

@@ -561,6 +561,7 @@ func consts32For(is isa) *consts32 {
 	}
 	add("bias127", 127)
 	addGELUConsts(add)
+	add("bf16hi", 0xffff0000) // the upper bfloat16 of each 32-bit pair
 	consts32Tables[is.name] = c
 	return c
 }
