@@ -172,10 +172,11 @@ func mqScores(is isa, nv int) {
 	sT := Load(Param("sT"), GP64())
 	scale := is.vec()
 	VBROADCASTSS(NewParamAddr("scale", 40), scale)
-	for _, b := range []int{is.lanes / nv, 4, 1} {
-		if b == 4 && is.lanes/nv == 4 {
-			continue
-		}
+	blocks := []int{is.lanes / nv}
+	if is.lanes/nv != 4 {
+		blocks = append(blocks, 4)
+	}
+	for _, b := range append(blocks, 1) {
 		lbl := fmt.Sprintf("%s_b%d", name, b)
 		Label(lbl)
 		CMPQ(n, U32(b))
