@@ -27,7 +27,7 @@ type benchOptions struct {
 	refAudio, voiceName, dataDir, text string
 	streams, modes, voices             string
 	frames, runs                       int
-	asJSON                             bool
+	asJSON, realtime                   bool
 	cpuProfile                         string
 	seed                               uint64
 }
@@ -44,7 +44,9 @@ reports, per (mode, streams, voice): time to first audio p50/p95, real-time
 factor p50/p95 (a stream's wall time / its audio duration), chunk inter-arrival
 jitter p50/p95 (gap minus the audio in the previous chunk; negative = ahead),
 underruns (a chunk arriving after the audio before it has finished playing,
-playback starting at the first chunk), aggregate frames/s and peak RSS.
+playback starting at the first chunk), aggregate frames/s, peak RSS, and the
+real-time limit the engine ended with ("limit": how many of the concurrent
+requests it ran at once; see 'serve --realtime-limit').
 
 The model's stop decision is ignored: every request generates exactly --frames
 frames, so runs are comparable. "saved" voices are encoded once and their
@@ -65,6 +67,7 @@ full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.`,
 	f.StringVar(&o.text, "text", benchText, "text of every request (one chunk)")
 	f.IntVar(&o.frames, "frames", 50, "frames per request (12.5 frames = 1 s; EOS is ignored)")
 	f.StringVar(&o.streams, "streams", "1", "comma-separated concurrent stream counts, e.g. 1,4,8")
+	f.BoolVar(&o.realtime, "realtime-limit", true, "as 'serve --realtime-limit': run only as many of the concurrent requests at once as the machine steps faster than real time, queue the rest")
 	f.IntVar(&o.runs, "runs", 3, "rounds per configuration")
 	f.StringVar(&o.modes, "modes", "buffered,streamed", "modes to measure")
 	f.StringVar(&o.voices, "voices", "saved,inline", "voice kinds to measure")
@@ -183,7 +186,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	start := time.Now()
 	rs, err := bench.Run(ctx, fam, bench.Config{
 		Text: o.text, RefPCM: ref, Frames: o.frames, Streams: streams, Runs: o.runs,
-		Voices: voices, Modes: modes, Seed: o.seed, Progress: log,
+		Voices: voices, Modes: modes, Seed: o.seed, RealTime: o.realtime, Progress: log,
 	})
 	if err != nil {
 		return err

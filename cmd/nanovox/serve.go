@@ -28,6 +28,7 @@ type serveOptions struct {
 	modelFlags
 	addr, apiKey, logFormat, dataDir, modelID string
 	maxInputChars, maxStreams, queue          int
+	realtime                                  bool
 	maxBodyBytes                              int64
 	idleWrite, shutdown, drainGrace           time.Duration
 	prefixCacheMB, maxVoices, maxFrames       int
@@ -63,6 +64,7 @@ See docs/configuration.md.`,
 	f.IntVar(&o.maxInputChars, "max-input-chars", 4096, "longest accepted input text, in characters")
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", 32<<20, "largest accepted request body, in bytes")
 	f.IntVar(&o.maxStreams, "max-streams", defaultStreams(), "requests generating at once")
+	f.BoolVar(&o.realtime, "realtime-limit", true, "admit only as many streams as the machine steps faster than real time (learned from step times; up to --max-streams), the others wait in the queue")
 	f.IntVar(&o.queue, "queue", -1, "requests that may wait for a slot before the server answers 503 (default 2 × max-streams)")
 	f.DurationVar(&o.idleWrite, "idle-write-timeout", 30*time.Second, "cut off a streaming client that stops reading for this long")
 	f.DurationVar(&o.shutdown, "shutdown-timeout", 60*time.Second, "how long to let in-flight requests finish on SIGINT/SIGTERM")
@@ -150,7 +152,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	info := fam.Info()
 	metrics := server.NewMetrics()
 	eng := engine.New(fam, engine.Config{
-		MaxStreams: o.maxStreams, Queue: o.queue, PrefixCacheBytes: int64(o.prefixCacheMB) << 20,
+		MaxStreams: o.maxStreams, Queue: o.queue, RealTime: o.realtime, PrefixCacheBytes: int64(o.prefixCacheMB) << 20,
 		Logger: log, Observer: metrics,
 	})
 	vm := voiceModel(info)
@@ -174,6 +176,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		IdleWriteTimeout: o.idleWrite, Logger: log, Voices: voices, VoiceModel: vm,
 	}, metrics)
 	metrics.ObservePrefixCache(eng.PrefixCacheStats)
+	metrics.ObserveStreamLimit(eng.StreamLimit)
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	errc := make(chan error, 1)

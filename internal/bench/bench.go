@@ -40,6 +40,9 @@ type Config struct {
 	// FirstChunkFrames and ChunkFrames are the streamed chunk sizes.
 	FirstChunkFrames, ChunkFrames int
 	Seed                          uint64
+	// RealTime turns on the engine's real-time limit, as the server does
+	// by default (engine.Config.RealTime).
+	RealTime bool
 	// Progress, if set, receives a line per finished configuration.
 	Progress io.Writer
 }
@@ -62,6 +65,9 @@ type Result struct {
 	Underruns   int         `json:"underruns"`
 	FramesPerS  float64     `json:"frames_per_s"`
 	PeakRSSMB   float64     `json:"peak_rss_mb"`
+	// StreamLimit is how many requests the engine let run at once at the
+	// end (Config.RealTime), else the stream count.
+	StreamLimit int `json:"stream_limit"`
 	Requests    int         `json:"requests"`
 	AudioPerReq float64     `json:"audio_s_per_request"`
 }
@@ -114,7 +120,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	// own.
 	runtime.GC()
 	runtime.GC()
-	e := engine.New(fam, engine.Config{MaxStreams: streams, Queue: streams, PrefixCacheBytes: 1 << 30})
+	e := engine.New(fam, engine.Config{MaxStreams: streams, Queue: streams, RealTime: cfg.RealTime, PrefixCacheBytes: 1 << 30})
 	defer e.Close(context.Background())
 	var saved *engine.Voice
 	p := fam.DefaultParams()
@@ -183,7 +189,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 		}
 		all = append(all, res...)
 	}
-	r := Result{Mode: mode, Streams: streams, Voice: voice, Requests: len(all), PeakRSSMB: peakRSSMB()}
+	r := Result{Mode: mode, Streams: streams, Voice: voice, Requests: len(all), PeakRSSMB: peakRSSMB(), StreamLimit: e.StreamLimit()}
 	var ttfa, rtf, gaps []float64
 	for _, s := range all {
 		ttfa = append(ttfa, float64(s.ttfa.Microseconds())/1000)
@@ -309,9 +315,9 @@ func procStatusMB(field string) float64 {
 
 // WriteTable prints results as a human-readable table.
 func WriteTable(w io.Writer, rs []Result) {
-	fmt.Fprintf(w, "%-9s %7s %-6s %18s %15s %18s %9s %9s %10s\n", "mode", "streams", "voice", "TTFA ms p50/p95", "RTF p50/p95", "jitter ms p50/p95", "underruns", "frames/s", "peak RSS")
+	fmt.Fprintf(w, "%-9s %7s %-6s %18s %15s %18s %9s %9s %10s %6s\n", "mode", "streams", "voice", "TTFA ms p50/p95", "RTF p50/p95", "jitter ms p50/p95", "underruns", "frames/s", "peak RSS", "limit")
 	for _, r := range rs {
-		fmt.Fprintf(w, "%-9s %7d %-6s %8.0f /%8.0f %7.3f /%6.3f %8.1f /%8.1f %9d %9.1f %7.0f MiB\n",
-			r.Mode, r.Streams, r.Voice, r.TTFAms.P50, r.TTFAms.P95, r.RTF.P50, r.RTF.P95, r.JitterMs.P50, r.JitterMs.P95, r.Underruns, r.FramesPerS, r.PeakRSSMB)
+		fmt.Fprintf(w, "%-9s %7d %-6s %8.0f /%8.0f %7.3f /%6.3f %8.1f /%8.1f %9d %9.1f %7.0f MiB %6d\n",
+			r.Mode, r.Streams, r.Voice, r.TTFAms.P50, r.TTFAms.P95, r.RTF.P50, r.RTF.P95, r.JitterMs.P50, r.JitterMs.P95, r.Underruns, r.FramesPerS, r.PeakRSSMB, r.StreamLimit)
 	}
 }

@@ -37,12 +37,15 @@ func TestRun(t *testing.T) {
 		if r.Requests != 2*r.Streams || math.Abs(r.AudioPerReq-9*0.08) > 1e-9 || r.FramesPerS <= 0 || r.RTF.P50 <= 0 || r.TTFAms.P50 <= 0 || r.TTFAms.P95 < r.TTFAms.P50 {
 			t.Errorf("implausible result %+v", r)
 		}
+		if r.StreamLimit != r.Streams {
+			t.Errorf("without the real-time limit every slot is used: limit %d for %d streams", r.StreamLimit, r.Streams)
+		}
 		if r.Mode == "buffered" && r.JitterMs != (Percentiles{}) {
 			t.Errorf("buffered results have one chunk, so no gaps: %+v", r)
 		}
 	}
 	j, _ := json.Marshal(rs[0])
-	for _, key := range []string{`"mode"`, `"streams"`, `"voice"`, `"ttfa_ms":{"p50"`, `"rtf":{"p50"`, `"jitter_ms":{"p50"`, `"underruns"`, `"frames_per_s"`, `"peak_rss_mb"`} {
+	for _, key := range []string{`"mode"`, `"streams"`, `"voice"`, `"ttfa_ms":{"p50"`, `"rtf":{"p50"`, `"jitter_ms":{"p50"`, `"underruns"`, `"frames_per_s"`, `"peak_rss_mb"`, `"stream_limit"`} {
 		if !bytes.Contains(j, []byte(key)) {
 			t.Errorf("JSON lacks %s: %s", key, j)
 		}

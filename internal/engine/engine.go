@@ -27,6 +27,11 @@ type Config struct {
 	// Queue is how many more requests may wait for a slot; beyond that Submit
 	// returns ErrBusy.
 	Queue int
+	// RealTime limits the streams generating at once to what the machine
+	// steps faster than real time, learned from the step times (see
+	// realtime); requests beyond the limit wait in the queue. MaxStreams
+	// stays the upper bound. Without it every slot is used.
+	RealTime bool
 	// PrefixCacheBytes bounds the voice prefix cache (0 disables it).
 	PrefixCacheBytes int64
 	// Logger receives mid-stream faults; nil discards them.
@@ -163,10 +168,10 @@ func (s *Stream) Stats() Stats {
 // chunk has not been taken sits out, so a slow reader never slows the
 // others, and each stream holds at most two pending chunks.
 type Engine struct {
-	fam   Family
-	cfg   Config
-	slots chan struct{}
-	wait  atomic.Int32
+	fam Family
+	cfg Config
+	adm *admission
+	rt  *realtime // nil unless cfg.RealTime
 	// preparing counts admitted requests that are about to become streams:
 	// not while they encode a clip or wait for a prefix (see outside).
 	preparing atomic.Int32
@@ -197,7 +202,6 @@ func New(fam Family, cfg Config) *Engine {
 	e := &Engine{
 		fam:      fam,
 		cfg:      cfg,
-		slots:    make(chan struct{}, cfg.MaxStreams),
 		wake:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
 		quit:     make(chan struct{}),
@@ -205,6 +209,17 @@ func New(fam Family, cfg Config) *Engine {
 		voices:   newVoiceCache(256),
 	}
 	e.idle = sync.NewCond(&e.mu)
+	limit := cfg.MaxStreams
+	if cfg.RealTime {
+		frame := time.Duration(fam.Info().FrameDuration() * float64(time.Second))
+		e.rt = newRealtime(frame, cfg.MaxStreams)
+		limit = e.rt.limit
+	}
+	var changed func(active, queued int)
+	if cfg.Observer != nil {
+		changed = cfg.Observer.SlotsChanged
+	}
+	e.adm = newAdmission(cfg.MaxStreams, cfg.Queue, limit, changed)
 	go e.loop()
 	return e
 }
@@ -213,8 +228,14 @@ func New(fam Family, cfg Config) *Engine {
 func (e *Engine) Family() Family { return e.fam }
 
 // Active returns the number of streams holding a slot and the number waiting.
-func (e *Engine) Active() (active, queued int) {
-	return len(e.slots), int(e.wait.Load())
+func (e *Engine) Active() (active, queued int) { return e.adm.counts() }
+
+// StreamLimit returns how many requests may hold a slot now: MaxStreams,
+// or less while the real-time limit (Config.RealTime) holds them back.
+func (e *Engine) StreamLimit() int {
+	e.adm.mu.Lock()
+	defer e.adm.mu.Unlock()
+	return e.adm.capacity()
 }
 
 func (e *Engine) kick() {
@@ -224,48 +245,11 @@ func (e *Engine) kick() {
 	}
 }
 
-func (e *Engine) observeSlots() {
-	if e.cfg.Observer != nil {
-		a, q := e.Active()
-		e.cfg.Observer.SlotsChanged(a, q)
-	}
-}
-
 // acquire takes a generation slot, waiting in the bounded queue; it fails
 // with ErrClosed once Close has begun.
-func (e *Engine) acquire(ctx context.Context) error {
-	e.mu.Lock()
-	closed := e.closed
-	e.mu.Unlock()
-	if closed {
-		return ErrClosed
-	}
-	select {
-	case e.slots <- struct{}{}:
-		e.observeSlots()
-		return nil
-	default:
-	}
-	if int(e.wait.Add(1)) > e.cfg.Queue {
-		e.wait.Add(-1)
-		return ErrBusy
-	}
-	e.observeSlots()
-	defer func() { e.wait.Add(-1); e.observeSlots() }()
-	select {
-	case e.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-e.quit:
-		return ErrClosed
-	}
-}
+func (e *Engine) acquire(ctx context.Context) error { return e.adm.acquire(ctx) }
 
-func (e *Engine) release() {
-	<-e.slots
-	e.observeSlots()
-}
+func (e *Engine) release() { e.adm.release() }
 
 // Submit waits for a generation slot (or fails with ErrBusy), prepares the
 // request — encoding an inline reference and fetching or computing the voice
@@ -454,8 +438,17 @@ func (e *Engine) loop() {
 		if rendered != nil {
 			<-rendered
 		}
-		if e.cfg.Observer != nil && len(ready) > 0 {
-			e.cfg.Observer.Step(len(ready), time.Since(t0))
+		if len(ready) > 0 {
+			d := time.Since(t0)
+			if e.cfg.Observer != nil {
+				e.cfg.Observer.Step(len(ready), d)
+			}
+			if e.rt != nil && !prompting && (!pipelined || rendered != nil && inflight != nil) {
+				// A steady step: every stream was stepped before and, with
+				// a pipeline, the loop both rendered and generated (its
+				// first and last steps do one of the two).
+				e.adm.setLimit(e.rt.observe(len(ready), d))
+			}
 		}
 	}
 }
@@ -590,6 +583,8 @@ func (e *Engine) finish(s *Stream, err error) {
 		return
 	default:
 	}
+	// The slot first: a reader that sees the end may submit again at once.
+	e.release()
 	s.err = err
 	close(s.out)
 	close(s.done)
@@ -597,7 +592,6 @@ func (e *Engine) finish(s *Stream, err error) {
 	if e.cfg.Observer != nil {
 		e.cfg.Observer.StreamDone(s.compute, float64(s.samples)/float64(e.fam.Info().SampleRate), s.frames, err == nil)
 	}
-	e.release()
 }
 
 func (e *Engine) removeFinished() {
@@ -628,6 +622,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	e.closed = true
 	close(e.quit)
 	e.mu.Unlock()
+	e.adm.close()
 	e.kick()
 	drained := make(chan struct{})
 	go func() {

@@ -457,3 +457,74 @@ func TestArrivalsCoalesce(t *testing.T) {
 		t.Fatalf("step sizes %v: the first step should hold both requests", obs.sizes)
 	}
 }
+
+// slowSteps makes every step of the family take at least per·n for n
+// streams (sequential path), like a machine that steps few streams in real
+// time.
+type slowSteps struct {
+	*mossnano.Family
+	per time.Duration
+}
+
+type slowStepper struct {
+	engine.Stepper
+	per time.Duration
+}
+
+func (f slowSteps) NewStepper() engine.Stepper {
+	return slowStepper{struct{ engine.Stepper }{f.Family.NewStepper()}, f.per}
+}
+
+func (s slowStepper) Step(jobs []engine.Job) ([]engine.Output, error) {
+	time.Sleep(s.per * time.Duration(len(jobs)))
+	return s.Stepper.Step(jobs)
+}
+
+// TestRealTimeLimit: with steps costing 25 ms per stream and 80 ms frames,
+// at most two streams step together when the real-time limit is on (one
+// more would take 75 ms, over the 68 ms budget); the other requests wait
+// in the queue and all complete. Without it, all six step together (and
+// each would play slower than real time).
+func TestRealTimeLimit(t *testing.T) {
+	f := family(t)
+	v, err := f.EncodeReference(context.Background(), refPCM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range []bool{true, false} {
+		obs := &stepSizes{}
+		e := engine.New(slowSteps{f, 25 * time.Millisecond}, engine.Config{MaxStreams: 6, Queue: 6, RealTime: rt, Observer: obs})
+		var wg sync.WaitGroup
+		for i := range 6 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := e.Submit(context.Background(), engine.Request{Text: "Hello there.", Voice: v, Params: params(f, uint64(i), 6)})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer s.Close()
+				inf := f.Info()
+				if out, _ := drain(t, s); len(out) != 6*inf.SamplesPerFrame*inf.Channels {
+					t.Errorf("request %d: %d samples, want 6 frames", i, len(out))
+				}
+			}()
+		}
+		wg.Wait()
+		limit := e.StreamLimit()
+		e.Close(context.Background())
+		obs.mu.Lock()
+		most := 0
+		for _, n := range obs.sizes {
+			most = max(most, n)
+		}
+		obs.mu.Unlock()
+		switch {
+		case rt && (most > 2 || limit > 2):
+			t.Errorf("real-time limit: %d streams stepped together (limit %d), want at most 2", most, limit)
+		case !rt && most != 6:
+			t.Errorf("no limit: at most %d streams stepped together, want 6", most)
+		}
+	}
+}

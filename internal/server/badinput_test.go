@@ -219,7 +219,7 @@ func TestMethodsPathsAuth(t *testing.T) {
 		t.Error("web page does not call the API")
 	}
 	_, m := do("GET", "/metrics")
-	for _, name := range []string{"nanovox_http_requests_total", "nanovox_active_streams", "nanovox_queue_depth", "nanovox_time_to_first_audio_seconds", "nanovox_real_time_factor", "nanovox_frames_generated_total"} {
+	for _, name := range []string{"nanovox_http_requests_total", "nanovox_active_streams", "nanovox_queue_depth", "nanovox_time_to_first_audio_seconds", "nanovox_real_time_factor", "nanovox_frames_generated_total", "nanovox_stream_limit 4"} {
 		if !bytes.Contains(m, []byte(name)) {
 			t.Errorf("metrics lack %s", name)
 		}

@@ -64,6 +64,13 @@ func NewMetrics() *Metrics {
 	return m
 }
 
+// ObserveStreamLimit exports how many requests may hold a slot now (the
+// real-time limit, or --max-streams).
+func (m *Metrics) ObserveStreamLimit(limit func() int) {
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "nanovox_stream_limit", Help: "Requests that may hold a generation slot now: the real-time limit learned from step times, at most --max-streams."},
+		func() float64 { return float64(limit()) }))
+}
+
 // ObservePrefixCache exports the engine's prefix-cache statistics.
 func (m *Metrics) ObservePrefixCache(stats func() (entries int, bytes int64, hits, misses uint64)) {
 	m.reg.MustRegister(

@@ -123,6 +123,7 @@ func newTestServer(t *testing.T, o serverOpts) *testServer {
 		fm = endless{f}
 	}
 	eng := engine.New(fm, o.engine)
+	m.ObserveStreamLimit(eng.StreamLimit)
 	if o.dataDir == "" {
 		o.dataDir = t.TempDir()
 	}
