@@ -159,30 +159,36 @@ func (a *admission) counts() (active, queued int) {
 //
 // It keeps a moving average of the step time per batch size, from steps
 // that carry no new stream (a prompt makes a step long once). The limit
-// starts at 1; after a step at the limit it rises to the most streams that
-// fit the budget if the cost grows in proportion to the streams (batching
-// makes it grow less, so the guess errs on the safe side); it falls to n−1
-// when the average at n streams exceeds the budget. A stream may generate a few frames late while the average moves,
-// but the limit follows the machine: down when other work takes the cores,
-// up when they are free again.
+// starts at 1. After a step at the limit it rises to the most streams
+// expected within raise (75 % of a frame), assuming the cost grows in
+// proportion to the streams (batching makes it grow less); it falls to n−1
+// when the average at n streams exceeds lower (90 % of a frame). The gap
+// between the two is room for what the average cannot see coming: a
+// stream's steps get dearer during its first seconds (the codec's attention
+// windows fill up), joining streams' prompts, inline clips being encoded,
+// other load on the machine. Running streams are never cut: a lowered
+// limit holds the next requests.
 type realtime struct {
-	budget time.Duration   // step time allowed: a frame's audio less a margin
-	avg    []time.Duration // moving average per batch size (index n), 0 = none
-	limit  int
-	max    int
+	raise, lower time.Duration
+	avg          []time.Duration // moving average per batch size (index n), 0 = none
+	limit        int
+	max          int
 }
 
-// realtimeMargin is the share of a frame's duration a step may take: the
-// rest absorbs prompts of joining streams, inline clip encodes and
-// scheduling noise.
-const realtimeMargin = 0.85
+// Shares of a frame's duration a step may be expected to take when the
+// limit rises, and may take on average before it falls.
+const (
+	realtimeRaise = 0.75
+	realtimeLower = 0.90
+)
 
 func newRealtime(frame time.Duration, maxStreams int) *realtime {
 	return &realtime{
-		budget: time.Duration(float64(frame) * realtimeMargin),
-		avg:    make([]time.Duration, maxStreams+1),
-		limit:  1,
-		max:    maxStreams,
+		raise: time.Duration(float64(frame) * realtimeRaise),
+		lower: time.Duration(float64(frame) * realtimeLower),
+		avg:   make([]time.Duration, maxStreams+1),
+		limit: 1,
+		max:   maxStreams,
 	}
 }
 
@@ -198,11 +204,11 @@ func (r *realtime) observe(n int, d time.Duration) int {
 		r.avg[n] += (d - r.avg[n]) / 4
 	}
 	switch a := r.avg[n]; {
-	case a > r.budget && n > 1:
+	case a > r.lower && n > 1:
 		r.limit = min(r.limit, n-1)
 	case n >= r.limit && a > 0:
-		// The most streams m with a·m/n within the budget.
-		fit := int(int64(r.budget) * int64(n) / int64(a))
+		// The most streams m with a·m/n within raise.
+		fit := int(int64(r.raise) * int64(n) / int64(a))
 		r.limit = max(r.limit, min(fit, r.max))
 	}
 	return r.limit

@@ -129,26 +129,27 @@ func TestAdmissionClose(t *testing.T) {
 	}
 }
 
-// TestRealtimeLimit follows the limit through step times of a machine
-// whose step costs 20 ms per stream, with an 80 ms frame (budget 68 ms).
+// TestRealtimeLimit follows the limit through step times, with an 80 ms
+// frame: it rises to what fits 60 ms and falls when an average exceeds
+// 72 ms.
 func TestRealtimeLimit(t *testing.T) {
 	ms := time.Millisecond
 	r := newRealtime(80*ms, 8)
-	if r.budget != 68*ms {
-		t.Fatalf("budget %v", r.budget)
+	if r.raise != 60*ms || r.lower != 72*ms {
+		t.Fatalf("thresholds %v, %v", r.raise, r.lower)
 	}
 	steps := []struct {
 		n    int
 		d    time.Duration
 		want int
 	}{
-		{1, 20 * ms, 3},  // 68·1/20: three streams fit
-		{1, 20 * ms, 3},  // below the limit: no change
-		{3, 60 * ms, 3},  // 68·3/60 = 3.4
-		{3, 90 * ms, 3},  // average 67.5: still within the budget
-		{3, 90 * ms, 2},  // average 73.1 > 68: one stream less
-		{2, 50 * ms, 2},  // 68·2/50 = 2.7
-		{2, 20 * ms, 3},  // average 42.5: 68·2/42.5 = 3.2, back up
+		{1, 20 * ms, 3},  // 60·1/20: three streams fit
+		{1, 10 * ms, 3},  // below the limit: no change
+		{3, 66 * ms, 3},  // over 60 but not 72: stay
+		{3, 90 * ms, 3},  // average 72: not over
+		{3, 90 * ms, 2},  // average 76.5 > 72: one stream less
+		{2, 50 * ms, 2},  // 60·2/50 = 2.4
+		{2, 10 * ms, 3},  // average 40: 60·2/40 = 3, back up
 		{1, 200 * ms, 3}, // a step of one stream never lowers the limit
 		{9, 10 * ms, 3},  // beyond MaxStreams: ignored
 	}

@@ -481,9 +481,9 @@ func (s slowStepper) Step(jobs []engine.Job) ([]engine.Output, error) {
 }
 
 // TestRealTimeLimit: with steps costing 25 ms per stream and 80 ms frames,
-// at most two streams step together when the real-time limit is on (one
-// more would take 75 ms, over the 68 ms budget); the other requests wait
-// in the queue and all complete. Without it, all six step together (and
+// at most two streams step together when the real-time limit is on (three
+// would be expected to take 75 ms, over the 60 ms the limit rises within);
+// the other requests wait in the queue and all complete. Without it, all six step together (and
 // each would play slower than real time).
 func TestRealTimeLimit(t *testing.T) {
 	f := family(t)
