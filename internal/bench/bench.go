@@ -55,21 +55,21 @@ type Percentiles struct {
 
 // Result is one (mode, streams, voice) configuration.
 type Result struct {
-	Mode        string      `json:"mode"`
-	Streams     int         `json:"streams"`
-	Voice       string      `json:"voice"`
-	TTFAms      Percentiles `json:"ttfa_ms"`
-	RTF         Percentiles `json:"rtf"`
-	JitterMs    Percentiles `json:"jitter_ms"`
-	MaxGapMs    float64     `json:"max_gap_ms"`
-	Underruns   int         `json:"underruns"`
-	FramesPerS  float64     `json:"frames_per_s"`
-	PeakRSSMB   float64     `json:"peak_rss_mb"`
+	Mode       string      `json:"mode"`
+	Streams    int         `json:"streams"`
+	Voice      string      `json:"voice"`
+	TTFAms     Percentiles `json:"ttfa_ms"`
+	RTF        Percentiles `json:"rtf"`
+	JitterMs   Percentiles `json:"jitter_ms"`
+	MaxGapMs   float64     `json:"max_gap_ms"`
+	Underruns  int         `json:"underruns"`
+	FramesPerS float64     `json:"frames_per_s"`
+	PeakRSSMB  float64     `json:"peak_rss_mb"`
 	// StreamLimit is how many requests the engine let run at once at the
 	// end (Config.RealTime), else the stream count.
-	StreamLimit int `json:"stream_limit"`
-	Requests    int         `json:"requests"`
-	AudioPerReq float64     `json:"audio_s_per_request"`
+	StreamLimit int     `json:"stream_limit"`
+	Requests    int     `json:"requests"`
+	AudioPerReq float64 `json:"audio_s_per_request"`
 }
 
 // one request's measurements
