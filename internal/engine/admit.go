@@ -145,6 +145,13 @@ func (a *admission) notify() {
 	}
 }
 
+// current returns how many slots may be in use now.
+func (a *admission) current() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.capacity()
+}
+
 // counts returns the slots in use and the requests waiting.
 func (a *admission) counts() (active, queued int) {
 	a.mu.Lock()

@@ -232,11 +232,7 @@ func (e *Engine) Active() (active, queued int) { return e.adm.counts() }
 
 // StreamLimit returns how many requests may hold a slot now: MaxStreams,
 // or less while the real-time limit (Config.RealTime) holds them back.
-func (e *Engine) StreamLimit() int {
-	e.adm.mu.Lock()
-	defer e.adm.mu.Unlock()
-	return e.adm.capacity()
-}
+func (e *Engine) StreamLimit() int { return e.adm.current() }
 
 func (e *Engine) kick() {
 	select {
