@@ -55,9 +55,8 @@ func (a *admission) acquire(ctx context.Context) error {
 	a.waiters = append(a.waiters, w)
 	a.notify()
 	select {
-	case <-w.ready:
-		if a.isClosed() {
-			a.release()
+	case <-w.ready: // granted set before ready closed
+		if !w.granted {
 			return ErrClosed
 		}
 		return nil
@@ -67,14 +66,8 @@ func (a *admission) acquire(ctx context.Context) error {
 	}
 }
 
-func (a *admission) isClosed() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.closed
-}
-
 // abandon withdraws a waiter whose context ended; if a slot was granted
-// meanwhile, it goes to the next waiter.
+// meanwhile, it goes to the next waiter (after close nobody waits).
 func (a *admission) abandon(w *waiter) {
 	a.mu.Lock()
 	if w.granted {
@@ -111,13 +104,12 @@ func (a *admission) setLimit(n int) {
 	a.notify()
 }
 
-// close fails every waiter and later acquire with ErrClosed.
+// close fails every waiter (woken without a slot) and later acquire with
+// ErrClosed.
 func (a *admission) close() {
 	a.mu.Lock()
 	a.closed = true
 	for _, w := range a.waiters {
-		w.granted = true
-		a.inUse++ // released by the waiter when it sees closed
 		close(w.ready)
 	}
 	a.waiters = nil

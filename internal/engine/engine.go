@@ -184,7 +184,6 @@ type Engine struct {
 	closed  bool
 	wake    chan struct{}
 	stopped chan struct{}
-	quit    chan struct{}
 	idle    *sync.Cond
 
 	prefixes *prefixCache
@@ -204,7 +203,6 @@ func New(fam Family, cfg Config) *Engine {
 		cfg:      cfg,
 		wake:     make(chan struct{}, 1),
 		stopped:  make(chan struct{}),
-		quit:     make(chan struct{}),
 		prefixes: newPrefixCache(cfg.PrefixCacheBytes),
 		voices:   newVoiceCache(256),
 	}
@@ -241,12 +239,6 @@ func (e *Engine) kick() {
 	}
 }
 
-// acquire takes a generation slot, waiting in the bounded queue; it fails
-// with ErrClosed once Close has begun.
-func (e *Engine) acquire(ctx context.Context) error { return e.adm.acquire(ctx) }
-
-func (e *Engine) release() { e.adm.release() }
-
 // Submit waits for a generation slot (or fails with ErrBusy), prepares the
 // request — encoding an inline reference and fetching or computing the voice
 // prefix — and starts it. Errors are returned before any audio exists, so a
@@ -254,14 +246,14 @@ func (e *Engine) release() { e.adm.release() }
 // cancelled.
 func (e *Engine) Submit(ctx context.Context, req Request) (*Stream, error) {
 	submitted := time.Now()
-	if err := e.acquire(ctx); err != nil {
+	if err := e.adm.acquire(ctx); err != nil {
 		return nil, err
 	}
 	e.preparing.Add(1)
 	s, err := e.start(ctx, req, submitted)
 	e.preparing.Add(-1) // after the stream is registered (or not)
 	if err != nil {
-		e.release()
+		e.adm.release()
 		return nil, err
 	}
 	return s, nil
@@ -580,7 +572,7 @@ func (e *Engine) finish(s *Stream, err error) {
 	default:
 	}
 	// The slot first: a reader that sees the end may submit again at once.
-	e.release()
+	e.adm.release()
 	s.err = err
 	close(s.out)
 	close(s.done)
@@ -616,7 +608,6 @@ func (e *Engine) Close(ctx context.Context) error {
 		return nil
 	}
 	e.closed = true
-	close(e.quit)
 	e.mu.Unlock()
 	e.adm.close()
 	e.kick()
@@ -659,9 +650,9 @@ func audioSeconds(samples int64, rate int) float64 {
 // (and waiting in the queue like Submit) so encodes share the machine fairly
 // with generation.
 func (e *Engine) Encode(ctx context.Context, pcm []float32) (*Voice, error) {
-	if err := e.acquire(ctx); err != nil {
+	if err := e.adm.acquire(ctx); err != nil {
 		return nil, err
 	}
-	defer e.release()
+	defer e.adm.release()
 	return e.fam.EncodeReference(ctx, pcm)
 }
