@@ -125,8 +125,18 @@ func gemmKernel(is isa, bf16 bool, t gemmTile) {
 	Label(loop)
 	CMPQ(idx, kk)
 	JGE(LabelRef(done))
+	// widen loads 16 bf16 columns at m with one 32-byte load (AVX2): the
+	// even columns widen with a shift, the odd ones with a mask.
+	widen := func(m Mem) (ev, od VecVirtual) {
+		ev, od = is.vec(), is.vec()
+		VMOVDQU(m, ev)
+		VPAND(hiMask, ev, od)
+		VPSLLD(U8(16), ev, ev)
+		return ev, od
+	}
 	wv := make([]VecVirtual, nv)
-	if t.rows == 1 && is.lanes == 8 {
+	fused := t.rows == 1 && is.lanes == 8
+	if fused {
 		// One row (AVX2): broadcast first, then each block's weights
 		// straight into its FMAs, so that wide tiles (1x64: eight
 		// accumulators) fit in sixteen registers.
@@ -140,27 +150,18 @@ func gemmKernel(is isa, bf16 bool, t gemmTile) {
 				VFMADD231PS(mem(wptr[col/32], (col%32+8)*esz), b, acc[0][2*q+1])
 				continue
 			}
-			ev, od := is.vec(), is.vec()
-			VMOVDQU(m, ev)
-			VPAND(hiMask, ev, od)
-			VPSLLD(U8(16), ev, ev)
+			ev, od := widen(m)
 			VFMADD231PS(ev, b, acc[0][2*q])
 			VFMADD231PS(od, b, acc[0][2*q+1])
 		}
 	} else if pairs {
-		// AVX2 bf16: one 32-byte load holds 16 columns; the even ones
-		// widen with a shift, the odd ones with a mask, so accumulator 2q
-		// holds block q's even columns and 2q+1 its odd ones (interleaved
-		// back before the store). Two ALU operations per 16 weights
-		// instead of two zero-extensions and two shifts.
+		// AVX2 bf16: accumulator 2q holds block q's even columns and
+		// 2q+1 its odd ones (interleaved back before the store). Two ALU
+		// operations per 16 weights instead of two zero-extensions and two
+		// shifts.
 		for q := 0; q < nv/2; q++ {
 			col := q * 16
-			m := mem(wptr[col/32], (col%32)*esz)
-			ev, od := is.vec(), is.vec()
-			VMOVDQU(m, ev)
-			VPAND(hiMask, ev, od)
-			VPSLLD(U8(16), ev, ev)
-			wv[2*q], wv[2*q+1] = ev, od
+			wv[2*q], wv[2*q+1] = widen(mem(wptr[col/32], (col%32)*esz))
 		}
 	} else {
 		for v := range wv {
@@ -175,7 +176,7 @@ func gemmKernel(is isa, bf16 bool, t gemmTile) {
 			}
 		}
 	}
-	for r := 0; r < t.rows && wv[0] != nil; r++ {
+	for r := 0; r < t.rows && !fused; r++ {
 		b := is.vec()
 		VBROADCASTSS(Mem{Base: rows[r], Index: idx, Scale: 4}, b)
 		for v := 0; v < nv; v++ {
