@@ -129,10 +129,10 @@ func TestAdmissionClose(t *testing.T) {
 	}
 }
 
-// TestRealtimeLimit follows the limit through step times, with an 80 ms
+// TestRealtimeEstimator follows the limit through step times, with an 80 ms
 // frame: it rises to what fits 60 ms and falls when an average exceeds
 // 72 ms.
-func TestRealtimeLimit(t *testing.T) {
+func TestRealtimeEstimator(t *testing.T) {
 	ms := time.Millisecond
 	r := newRealtime(80*ms, 8)
 	if r.raise != 60*ms || r.lower != 72*ms {
