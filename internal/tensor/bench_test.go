@@ -35,14 +35,22 @@ func BenchmarkLinear(b *testing.B) {
 			wb[i] = F32ToBF16(v)
 		}
 		bias := randVec(r, s.n)
-		for _, dt := range []string{"bf16", "f32"} {
+		for _, dt := range []string{"bf16", "f32", "bf16dot"} {
 			var w *Mat
-			if dt == "bf16" {
+			switch dt {
+			case "bf16":
 				w = NewBF16(s.n, s.k, append([]uint16(nil), wb...))
-			} else {
+				w.Pack()
+			case "f32":
 				w = NewF32(s.n, s.k, append([]float32(nil), wf...))
+				w.Pack()
+			case "bf16dot":
+				if !HasBF16Dot() {
+					continue
+				}
+				w = NewBF16(s.n, s.k, append([]uint16(nil), wb...))
+				w.PackBF16Dot()
 			}
-			w.Pack()
 			for _, m := range s.ms {
 				x := randVec(r, m*s.k)
 				y := make([]float32, m*s.n)

@@ -38,6 +38,10 @@ func Linear(y, x []float32, m int, w *Mat, bias []float32) {
 		}
 		return
 	}
+	if w.pdot != nil {
+		linearDot(y, x, m, w, bias)
+		return
+	}
 	if w.Packed() && linearSIMD(y, x, m, w, bias) {
 		return
 	}
@@ -68,7 +72,9 @@ func LinearRows(y, x []float32, m int, w *Mat, rows []int) {
 		sub := Mat{Rows: panelCols, Cols: k}
 		for j, r := range rows {
 			p := r / panelCols
-			if w.pb16 != nil {
+			if w.pdot != nil {
+				sub.pdot = w.pdot[p*panelCols*dotK(k) : (p+1)*panelCols*dotK(k)]
+			} else if w.pb16 != nil {
 				sub.pb16 = w.pb16[p*panelCols*k : (p+1)*panelCols*k]
 			} else {
 				sub.pf32 = w.pf32[p*panelCols*k : (p+1)*panelCols*k]

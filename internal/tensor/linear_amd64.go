@@ -2,7 +2,11 @@
 
 package tensor
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 func detectImpl() impl {
 	switch {
@@ -73,6 +77,13 @@ var (
 	gemmSetsBF16 = map[impl]*gemmSet[uint16]{}
 )
 
+// dotSet indexes the bfloat16 dot-product tiles; hasBF16Dot says whether
+// the CPU runs them.
+var (
+	dotSet     = newGemmSet(dotTiles)
+	hasBF16Dot = implAvailable(implAVX512) && cpu.X86.HasAVX512BF16
+)
+
 func init() {
 	for i, t := range gemmTilesF32 {
 		gemmSetsF32[i] = newGemmSet(t)
@@ -87,35 +98,73 @@ func linearSIMD(y, x []float32, m int, w *Mat, bias []float32) bool {
 		return false
 	}
 	if w.pb16 != nil {
-		runLinear(gemmSetsBF16[active], y, x, m, w.pb16, w.Rows, w.Cols, bias)
+		j := linearJob[uint16]{set: gemmSetsBF16[active], y: y, x: x, m: m, wd: w.pb16, n: w.Rows, bias: bias}
+		j.plain(w.Cols)
+		j.run1()
 	} else {
-		runLinear(gemmSetsF32[active], y, x, m, w.pf32, w.Rows, w.Cols, bias)
+		j := linearJob[float32]{set: gemmSetsF32[active], y: y, x: x, m: m, wd: w.pf32, n: w.Rows, bias: bias}
+		j.plain(w.Cols)
+		j.run1()
 	}
+	return true
+}
+
+// cvtBF16SIMD rounds the longest multiple-of-32 prefix of src into dst with
+// the AVX512_BF16 conversion and returns its length (0 without it).
+func cvtBF16SIMD(dst []uint16, src []float32) int {
+	n := len(src) &^ 31
+	if !hasBF16Dot || n == 0 {
+		return 0
+	}
+	cvtBF16AVX512(&dst[:n][0], &src[0], n)
+	return n
+}
+
+// linearDotSIMD runs a dot-packed Linear on the VDPBF16PS kernels if the CPU
+// has them and the AVX-512 kernels are active.
+func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32) bool {
+	if !hasBF16Dot || active != implAVX512 {
+		return false
+	}
+	j := dotJob(dotSet, y, xb, m, w, bias)
+	j.run1()
 	return true
 }
 
 // linearJob is one Linear call on packed weights, cut into panel ranges.
 type linearJob[T float32 | uint16] struct {
-	set   *gemmSet[T]
-	y, x  []float32
-	m     int
-	wd    []T
-	n, k  int
-	bias  []float32
+	set  *gemmSet[T]
+	y, x []float32
+	m    int
+	wd   []T
+	n    int
+	bias []float32
+
+	// Layout: row stride of x and loop count of the kernels (k, or the
+	// number of pairs for the dot kernels), elements per weight panel and
+	// per column within a panel row.
+	lda, kIter, panelLen, colStep int
+
 	np    int // panels
 	chunk int // panels per parallel chunk
 }
 
-func runLinear[T float32 | uint16](set *gemmSet[T], y, x []float32, m int, wd []T, n, k int, bias []float32) {
-	np := (n + panelCols - 1) / panelCols
-	j := linearJob[T]{set: set, y: y, x: x, m: m, wd: wd, n: n, k: k, bias: bias, np: np}
+// plain sets the layout of the float32-activation kernels.
+func (j *linearJob[T]) plain(k int) {
+	j.lda, j.kIter, j.panelLen, j.colStep = k, k, panelCols*k, 1
+}
+
+// run1 runs the job, on the pool if it is large enough.
+func (j *linearJob[T]) run1() {
+	np := (j.n + panelCols - 1) / panelCols
+	j.np = np
 	threads := Threads()
-	if threads == 1 || np < 2 || m*n*k < parMinWork {
+	if threads == 1 || np < 2 || j.m*j.n*j.kIter*j.colStep < parMinWork {
 		j.panels(0, np)
 		return
 	}
 	j.chunk = max(1, (np+2*threads-1)/(2*threads))
-	parallel(&j, (np+j.chunk-1)/j.chunk, nil)
+	parallel(j, (np+j.chunk-1)/j.chunk, nil)
 }
 
 func (j *linearJob[T]) run(c int, _ *[]float32) {
@@ -156,9 +205,8 @@ func (j *linearJob[T]) panels(p0, p1 int) {
 // tiles computes columns [c0, c1) of rows [i0, i1) into c (row stride ldc,
 // column c0 at c[0]); bias, if set, is indexed like c (column c0 at bias[0]).
 func (j *linearJob[T]) tiles(i0, i1, c0, c1 int, c []float32, ldc int, bias []float32) {
-	k := j.k
 	r := i1 - i0
-	a := &j.x[i0*k]
+	a := &j.x[i0*j.lda]
 	for col := c0; col < c1; {
 		var fn func(*float32, int, *T, int, int, *float32, int, *float32)
 		width := 0
@@ -172,7 +220,7 @@ func (j *linearJob[T]) tiles(i0, i1, c0, c1 int, c []float32, ldc int, bias []fl
 		if bias != nil {
 			bp = &bias[col-c0]
 		}
-		fn(a, k, &j.wd[(col/panelCols)*panelCols*k+col%panelCols], panelCols*k, k, &c[col-c0], ldc, bp)
+		fn(a, j.lda, &j.wd[(col/panelCols)*j.panelLen+(col%panelCols)*j.colStep], j.panelLen, j.kIter, &c[col-c0], ldc, bp)
 		col += width
 	}
 }
@@ -196,4 +244,13 @@ func (j *linearJob[T]) paddedPanel(i0, i1, p int) {
 			copy(j.y[i*j.n+c0:i*j.n+j.n], tmp[(i-r0)*panelCols:(i-r0)*panelCols+nc])
 		}
 	}
+}
+
+// dotJob prepares the panel job of a dot-product Linear: the bfloat16 rows
+// are read by the kernels as float32-sized pairs.
+func dotJob(set *gemmSet[uint16], y []float32, xb []uint16, m int, w *Mat, bias []float32) linearJob[uint16] {
+	kp := dotK(w.Cols) / 2
+	pairs := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xb))), m*kp)
+	return linearJob[uint16]{set: set, y: y, x: pairs, m: m, wd: w.pdot, n: w.Rows,
+		lda: kp, kIter: kp, panelLen: 2 * panelCols * kp, colStep: 2, bias: bias}
 }

@@ -10,6 +10,12 @@ func simdGEMM() bool { return false }
 
 func linearSIMD(y, x []float32, m int, w *Mat, bias []float32) bool { return false }
 
+const hasBF16Dot = false
+
+func cvtBF16SIMD(dst []uint16, src []float32) int { return 0 }
+
+func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32) bool { return false }
+
 func dotSIMD(a, b []float32) (float32, bool)                                    { return 0, false }
 func axpySIMD(y []float32, a float32, x []float32) bool                         { return false }
 func addSIMD(y, x []float32) bool                                               { return false }

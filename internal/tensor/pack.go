@@ -5,7 +5,7 @@ package tensor
 const panelCols = 32
 
 // Packed reports whether Pack has moved the matrix into the panel layout.
-func (m *Mat) Packed() bool { return m.pf32 != nil || m.pb16 != nil }
+func (m *Mat) Packed() bool { return m.pf32 != nil || m.pb16 != nil || m.pdot != nil }
 
 // panels returns the number of 32-row panels of the packed layout.
 func (m *Mat) panels() int { return (m.Rows + panelCols - 1) / panelCols }
@@ -68,6 +68,10 @@ func packPanels[T float32 | uint16](src []T, rows, cols int) []T {
 func (m *Mat) panelRow(i int, dst []float32, add bool) {
 	if i < 0 || i >= m.Rows {
 		panic("tensor: row index out of range")
+	}
+	if m.pdot != nil {
+		m.dotRow(i, dst, add)
+		return
 	}
 	k := m.Cols
 	base := (i/panelCols)*panelCols*k + i%panelCols

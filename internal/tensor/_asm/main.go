@@ -3,7 +3,7 @@
 // Run it from this directory (it is its own module, so avo never becomes a
 // dependency of nanovox):
 //
-//	./gen.sh  (go run . -out ../kernels_amd64.s -stubs ../kernels_decl_amd64.go -tables ../kernels_tables_amd64.go -erfcoef ../erf_coef.go -pkg tensor)
+//	./gen.sh  (go run . -out ../kernels_amd64.s -stubs ../kernels_decl_amd64.go -tables ../kernels_tables_amd64.go -erfcoef ../erf_coef.go -dot ../dot_amd64.s -dotdecl ../dot_decl_amd64.go -pkg tensor)
 //
 // Every kernel exists in an AVX-512 (zmm, 16 lanes) and an AVX2+FMA (ymm, 8
 // lanes) flavour. The Go side (kernels_amd64.go) picks one set at run time.
@@ -48,6 +48,8 @@ func (is isa) zero(v VecVirtual) {
 var (
 	tables  = flag.String("tables", "", "write the Go kernel tables to this file")
 	erfCoef = flag.String("erfcoef", "", "write the Go erf coefficients to this file")
+	dotAsm  = flag.String("dot", "", "write the bfloat16 dot-product kernels (VDPBF16PS) to this file")
+	dotDecl = flag.String("dotdecl", "", "write their Go declarations and tile table to this file")
 )
 
 func main() {
@@ -65,6 +67,9 @@ func main() {
 	}
 	if *erfCoef != "" {
 		writeErfCoef(*erfCoef)
+	}
+	if *dotAsm != "" && *dotDecl != "" {
+		genDot(*dotAsm, *dotDecl)
 	}
 }
 

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"log"
+	"os"
+)
+
+// The bfloat16 dot-product kernels use VDPBF16PS (AVX512_BF16), which Go's
+// assembler has no mnemonic for and avo cannot emit. They are written here as
+// plain text with physical registers and the instruction as EVEX bytes.
+//
+// Each kernel has the signature of the other GEMM tiles,
+//
+//	func(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+//
+// but a points at activations rounded to bfloat16, row-major with an even
+// row length, read as (even, odd) pairs: lda is the row stride in pairs, k
+// the number of pairs. W is stored in 32-column panels of pairs [k][32][2]
+// (panel stride wp uint16 elements), w pointing at the tile's first column.
+// Every output is one chain over the pairs, in order, from zero:
+//
+//	acc = (acc + a[2p+1]·w[2p+1]) + a[2p]·w[2p]
+//
+// each addition rounded to nearest even, denormals flushed (the instruction's
+// definition), then + bias. tensor.linearDotGeneric computes the same.
+
+// dotTiles lists the generated tile shapes (rows × columns).
+func dotTiles() []gemmTile {
+	var t []gemmTile
+	for r := 1; r <= 8; r++ {
+		t = append(t, gemmTile{r, 32})
+	}
+	for r := 1; r <= 6; r++ {
+		t = append(t, gemmTile{r, 64})
+	}
+	for r := 1; r <= 2; r++ {
+		t = append(t, gemmTile{r, 128})
+	}
+	return t
+}
+
+func dotName(t gemmTile) string { return fmt.Sprintf("dotBF16AVX512_%dx%d", t.rows, t.cols) }
+
+// evex returns the bytes of a 512-bit EVEX instruction of map 0F38, W0,
+// on registers only: op zmm(dst), zmm(src1), zmm(src2) in Intel's operand
+// order (dst in ModRM.reg, src1 in EVEX.vvvv, src2 in ModRM.r/m). pp is the
+// implied prefix (1 = 66, 2 = F3, 3 = F2). comment names the instruction.
+func evex(opcode, pp, dst, src1, src2 int, comment string) string {
+	p0 := 0x02 // map 0F38
+	if dst&8 == 0 {
+		p0 |= 0x80 // R̄
+	}
+	if src2&16 == 0 {
+		p0 |= 0x40 // X̄ (high bit of the r/m register)
+	}
+	if src2&8 == 0 {
+		p0 |= 0x20 // B̄
+	}
+	if dst&16 == 0 {
+		p0 |= 0x10 // R̄′
+	}
+	p1 := (^src1&15)<<3 | 0x04 | pp // W0, v̄v̄v̄v̄, 1, pp
+	p2 := 0x40                      // z0, L′L = 512 bits, b0
+	if src1&16 == 0 {
+		p2 |= 0x08 // V̄′
+	}
+	modrm := 0xC0 | (dst&7)<<3 | src2&7
+	return fmt.Sprintf("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x // %s Z%d, Z%d, Z%d (Go operand order)\n",
+		p0, p1, p2, opcode, modrm, comment, src2, src1, dst)
+}
+
+// vdpbf16ps: dst.f32[i] += src1.bf16[2i+1]·src2.bf16[2i+1] + src1.bf16[2i]·src2.bf16[2i]
+// (EVEX.512.F3.0F38.W0 52 /r).
+func vdpbf16ps(dst, src1, src2 int) string { return evex(0x52, 2, dst, src1, src2, "VDPBF16PS") }
+
+// vcvtne2ps2bf16: dst.bf16[0:16] = src2.f32 rounded, dst.bf16[16:32] = src1.f32
+// rounded (nearest even, denormals as zero; EVEX.512.F2.0F38.W0 72 /r).
+func vcvtne2ps2bf16(dst, src1, src2 int) string {
+	return evex(0x72, 3, dst, src1, src2, "VCVTNE2PS2BF16")
+}
+
+// dotKernel writes one tile. Registers: accumulators Z0…, weights from Z16
+// or Z24, broadcasts Z28–Z31; row pointers, the panel pointers, the pair
+// index and count in general-purpose registers (never BP, SP, R14, R15).
+func dotKernel(b *bytes.Buffer, t gemmTile) {
+	name := dotName(t)
+	nv := t.cols / 16   // accumulators per row
+	npan := t.cols / 32 // panels
+	gp := []string{"SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13"}
+	if t.rows+npan-1 > len(gp) {
+		log.Fatalf("%s: not enough registers", name)
+	}
+	rows := gp[:t.rows]
+	wptr := []string{"DX"}
+	wptr = append(wptr, gp[t.rows:t.rows+npan-1]...)
+	idx, kk := "CX", "BX"
+	wreg := 24
+	if nv > 4 {
+		wreg = 16
+	}
+	fmt.Fprintf(b, "// func %s(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)\n", name)
+	fmt.Fprintf(b, "// Requires: AVX512F, AVX512_BF16\nTEXT ·%s(SB), NOSPLIT, $0-64\n", name)
+	fmt.Fprintf(b, "\tMOVQ lda+8(FP), AX\n\tSHLQ $0x02, AX\n\tMOVQ a+0(FP), %s\n", rows[0])
+	for r := 1; r < t.rows; r++ {
+		fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", rows[r-1], rows[r])
+	}
+	fmt.Fprintf(b, "\tMOVQ w+16(FP), %s\n", wptr[0])
+	if npan > 1 {
+		fmt.Fprintf(b, "\tMOVQ wp+24(FP), AX\n\tSHLQ $0x01, AX\n")
+		for q := 1; q < npan; q++ {
+			fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", wptr[q-1], wptr[q])
+		}
+	}
+	fmt.Fprintf(b, "\tMOVQ k+32(FP), %s\n\tXORQ %s, %s\n", kk, idx, idx)
+	for a := 0; a < t.rows*nv; a++ {
+		fmt.Fprintf(b, "\tVPXORD Z%d, Z%d, Z%d\n", a, a, a)
+	}
+	fmt.Fprintf(b, "\n%s_loop:\n", name)
+	for v := 0; v < nv; v++ {
+		fmt.Fprintf(b, "\tVMOVDQU32 %d(%s), Z%d\n", (v%2)*64, wptr[v/2], wreg+v)
+	}
+	for r := 0; r < t.rows; r++ {
+		bc := 28 + r%4
+		fmt.Fprintf(b, "\tVPBROADCASTD (%s)(%s*4), Z%d\n", rows[r], idx, bc)
+		for v := 0; v < nv; v++ {
+			b.WriteString(vdpbf16ps(r*nv+v, bc, wreg+v))
+		}
+	}
+	for _, w := range wptr {
+		fmt.Fprintf(b, "\tPREFETCHT0 %d(%s)\n\tPREFETCHT0 %d(%s)\n", prefetchDist, w, prefetchDist+64, w)
+		fmt.Fprintf(b, "\tADDQ $0x80, %s\n", w)
+	}
+	fmt.Fprintf(b, "\tINCQ %s\n\tCMPQ %s, %s\n\tJL %s_loop\n\n", idx, idx, kk, name)
+
+	fmt.Fprintf(b, "\tMOVQ bias+56(FP), AX\n\tTESTQ AX, AX\n\tJZ %s_nobias\n", name)
+	for r := 0; r < t.rows; r++ {
+		for v := 0; v < nv; v++ {
+			fmt.Fprintf(b, "\tVADDPS %d(AX), Z%d, Z%d\n", v*64, r*nv+v, r*nv+v)
+		}
+	}
+	fmt.Fprintf(b, "\n%s_nobias:\n\tMOVQ c+40(FP), AX\n\tMOVQ ldc+48(FP), DX\n\tSHLQ $0x02, DX\n", name)
+	for r := 0; r < t.rows; r++ {
+		for v := 0; v < nv; v++ {
+			fmt.Fprintf(b, "\tVMOVUPS Z%d, %d(AX)\n", r*nv+v, v*64)
+		}
+		if r < t.rows-1 {
+			b.WriteString("\tADDQ DX, AX\n")
+		}
+	}
+	b.WriteString("\tVZEROUPPER\n\tRET\n\n")
+}
+
+// cvtKernel writes cvtBF16AVX512(dst *uint16, src *float32, n int): src[0:n]
+// rounded to bfloat16 (nearest even, denormals as zero, NaN quieted), n a
+// multiple of 32.
+func cvtKernel(b *bytes.Buffer) {
+	b.WriteString("// func cvtBF16AVX512(dst *uint16, src *float32, n int)\n// Requires: AVX512F, AVX512_BF16\n")
+	b.WriteString("TEXT ·cvtBF16AVX512(SB), NOSPLIT, $0-24\n\tMOVQ dst+0(FP), DI\n\tMOVQ src+8(FP), SI\n\tMOVQ n+16(FP), CX\n\tSHRQ $0x05, CX\n\tJZ cvt_done\n\ncvt_loop:\n")
+	b.WriteString("\tVMOVUPS (SI), Z0\n\tVMOVUPS 64(SI), Z1\n")
+	b.WriteString(vcvtne2ps2bf16(2, 1, 0))
+	b.WriteString("\tVMOVDQU32 Z2, (DI)\n\tADDQ $0x80, SI\n\tADDQ $0x40, DI\n\tDECQ CX\n\tJNZ cvt_loop\n\ncvt_done:\n\tVZEROUPPER\n\tRET\n\n")
+}
+
+// genDot writes the kernels to asmPath and their declarations and tile table
+// to declPath.
+func genDot(asmPath, declPath string) {
+	var s bytes.Buffer
+	s.WriteString("// Code generated by internal/tensor/_asm. DO NOT EDIT.\n\n//go:build !purego\n\n#include \"textflag.h\"\n\n")
+	var d bytes.Buffer
+	d.WriteString("// Code generated by internal/tensor/_asm. DO NOT EDIT.\n\n//go:build !purego\n\npackage tensor\n\n")
+	cvtKernel(&s)
+	d.WriteString("// cvtBF16AVX512 rounds src[0:n] to bfloat16 (nearest even, denormals as\n// zero, NaN quieted) into dst; n is a multiple of 32.\n//\n//go:noescape\nfunc cvtBF16AVX512(dst *uint16, src *float32, n int)\n\n")
+	for _, t := range dotTiles() {
+		dotKernel(&s, t)
+		fmt.Fprintf(&d, "// %s computes a %dx%d tile of x·Wᵀ with bfloat16 dot products.\n//\n//go:noescape\n", dotName(t), t.rows, t.cols)
+		fmt.Fprintf(&d, "func %s(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)\n\n", dotName(t))
+	}
+	d.WriteString("// dotTiles lists the generated bfloat16 dot-product tiles (AVX512_BF16).\nvar dotTiles = []gemmTile[uint16]{\n")
+	for _, t := range dotTiles() {
+		fmt.Fprintf(&d, "{%d, %d, %s},\n", t.rows, t.cols, dotName(t))
+	}
+	d.WriteString("}\n")
+	src, err := format.Source(d.Bytes())
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(declPath, src, 0o644); err != nil {
+		log.Fatal(err)
+	}
+	if err := os.WriteFile(asmPath, s.Bytes(), 0o644); err != nil {
+		log.Fatal(err)
+	}
+}

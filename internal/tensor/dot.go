@@ -1,0 +1,190 @@
+package tensor
+
+import (
+	"math"
+	"sync"
+)
+
+// The bfloat16 dot-product layout is an opt-in, lower-precision way to
+// multiply by bfloat16 weights: Linear rounds its input rows to bfloat16
+// (nearest even) and accumulates pairs of products with the AVX512_BF16
+// instruction VDPBF16PS, twice the multiply-adds per instruction of float32
+// FMA. Results differ from the float32 path by the rounding of the inputs
+// (about 2⁻⁹ relative per element), so it is never used unless a caller
+// packs a matrix with PackBF16Dot.
+//
+// Every output element is one chain over the pairs of k, in order, from
+// zero — acc = (acc + x[2p+1]·w[2p+1]) + x[2p]·w[2p], each addition rounded
+// to nearest even with denormal inputs and results flushed to zero, which is
+// VDPBF16PS's definition (checked bit for bit against the hardware) — then
+// + bias. As with the float32 path, the value does not depend on the batch,
+// the other rows, the threads or the tiles, so batching stays exact within
+// the mode.
+
+// HasBF16Dot reports whether this CPU runs the bfloat16 dot-product kernels
+// (AVX-512 with AVX512_BF16). Without them a PackBF16Dot matrix is
+// multiplied by portable code that computes the same values much more
+// slowly, so callers should only choose the layout when this is true.
+func HasBF16Dot() bool { return hasBF16Dot }
+
+// PackBF16Dot moves a matrix into the layout of the dot-product kernels:
+// panels of 32 rows, each stored as [⌈Cols/2⌉][32][2] (pairs of consecutive
+// columns of one row side by side). float32 values are rounded to bfloat16
+// (nearest even), halving their memory; Row then returns the rounded values.
+// It reports false and leaves m unchanged if m is already packed or empty.
+// Like Pack it reorders a bfloat16 matrix in place when Rows is a multiple
+// of 32 and Cols is even, takes over the data slice, and must be called
+// before m is shared.
+func (m *Mat) PackBF16Dot() bool {
+	if m.Packed() || m.Rows == 0 || m.Cols == 0 {
+		return false
+	}
+	src := m.BF16
+	if src == nil {
+		src = make([]uint16, m.Rows*m.Cols)
+		for i, v := range m.F32[:len(src)] {
+			src[i] = F32ToBF16(v)
+		}
+	}
+	m.pdot = packDotPanels(src, m.Rows, m.Cols)
+	m.BF16, m.F32 = nil, nil
+	return true
+}
+
+// dotK returns the padded row length (even) of the dot layout.
+func dotK(k int) int { return k + k&1 }
+
+// packDotPanels reorders row-major src [rows, cols] into dot panels.
+func packDotPanels(src []uint16, rows, cols int) []uint16 {
+	np := (rows + panelCols - 1) / panelCols
+	kp := dotK(cols)
+	dst := src[:rows*cols]
+	if rows%panelCols != 0 || kp != cols {
+		dst = make([]uint16, np*panelCols*kp)
+	}
+	tmp := make([]uint16, panelCols*cols)
+	for p := range np {
+		r0 := p * panelCols
+		nr := min(panelCols, rows-r0)
+		copy(tmp, src[r0*cols:(r0+nr)*cols])
+		clear(tmp[nr*cols:])
+		out := dst[p*panelCols*kp : (p+1)*panelCols*kp]
+		clear(out)
+		for r := range panelCols {
+			for c, v := range tmp[r*cols : (r+1)*cols] {
+				out[(c>>1)*2*panelCols+2*r+c&1] = v
+			}
+		}
+	}
+	return dst
+}
+
+// dotRow reads row i of a dot-packed matrix into dst, or adds it.
+func (m *Mat) dotRow(i int, dst []float32, add bool) {
+	if i < 0 || i >= m.Rows {
+		panic("tensor: row index out of range")
+	}
+	kp := dotK(m.Cols)
+	base := (i/panelCols)*panelCols*kp + 2*(i%panelCols)
+	for c := range dst[:m.Cols] {
+		v := BF16ToF32(m.pdot[base+(c>>1)*2*panelCols+c&1])
+		if add {
+			dst[c] += v
+		} else {
+			dst[c] = v
+		}
+	}
+}
+
+// dotScratch holds the bfloat16 copies of Linear inputs.
+var dotScratch = sync.Pool{New: func() any { return new([]uint16) }}
+
+// toBF16Rows rounds x [m, k] to bfloat16 rows of length kp (zero-padded)
+// with roundBF16.
+func toBF16Rows(dst []uint16, x []float32, m, k, kp int) {
+	for i := range m {
+		row := dst[i*kp : (i+1)*kp]
+		src := x[i*k : (i+1)*k]
+		done := 0
+		if active == implAVX512 {
+			done = cvtBF16SIMD(row, src)
+		}
+		for c := done; c < k; c++ {
+			row[c] = roundBF16(src[c])
+		}
+		clear(row[k:])
+	}
+}
+
+// roundBF16 is the rounding of the dot-product inputs (VCVTNE2PS2BF16's):
+// nearest even, NaN quieted, denormals to zero of the same sign.
+func roundBF16(f float32) uint16 {
+	if b := math.Float32bits(f); b&0x7f800000 == 0 {
+		return uint16(b>>16) & 0x8000
+	}
+	return F32ToBF16(f)
+}
+
+// linearDot is Linear for a dot-packed matrix.
+func linearDot(y, x []float32, m int, w *Mat, bias []float32) {
+	k := w.Cols
+	kp := dotK(k)
+	sp := dotScratch.Get().(*[]uint16)
+	if cap(*sp) < m*kp {
+		*sp = make([]uint16, m*kp)
+	}
+	xb := (*sp)[:m*kp]
+	toBF16Rows(xb, x, m, k, kp)
+	if !linearDotSIMD(y, xb, m, w, bias) {
+		linearDotGeneric(y, xb, m, w, bias, 0, w.panels())
+	}
+	dotScratch.Put(sp)
+}
+
+// bf16DAZ widens a bfloat16 value, denormals read as zero.
+func bf16DAZ(v uint16) float32 {
+	if v&0x7f80 == 0 {
+		v &= 0x8000
+	}
+	return BF16ToF32(v)
+}
+
+// ftz flushes a denormal result to zero (sign kept).
+func ftz(f float32) float32 {
+	if b := math.Float32bits(f); b&0x7f800000 == 0 {
+		return math.Float32frombits(b & 0x80000000)
+	}
+	return f
+}
+
+// linearDotGeneric computes panels [p0, p1) of y from the bfloat16 rows xb
+// [m, dotK(k)] with the kernels' order of operations.
+func linearDotGeneric(y []float32, xb []uint16, m int, w *Mat, bias []float32, p0, p1 int) {
+	n := w.Rows
+	kp := dotK(w.Cols)
+	var acc [panelCols]float32
+	for p := p0; p < p1; p++ {
+		base := p * panelCols * kp
+		nc := min(panelCols, n-p*panelCols)
+		for i := range m {
+			xr := xb[i*kp : (i+1)*kp]
+			clear(acc[:])
+			for q := 0; q < kp; q += 2 {
+				x0, x1 := bf16DAZ(xr[q]), bf16DAZ(xr[q+1])
+				wr := w.pdot[base+q*panelCols : base+(q+2)*panelCols]
+				for j := range nc {
+					a := ftz(acc[j] + x1*bf16DAZ(wr[2*j+1]))
+					acc[j] = ftz(a + x0*bf16DAZ(wr[2*j]))
+				}
+			}
+			yr := y[i*n+p*panelCols : i*n+p*panelCols+nc]
+			for j := range yr {
+				if bias != nil {
+					yr[j] = acc[j] + bias[p*panelCols+j]
+				} else {
+					yr[j] = acc[j]
+				}
+			}
+		}
+	}
+}
