@@ -170,8 +170,8 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		fam = savedVoiceFamily{Family: fam, v: savedCodes}
 		ref = make([]float32, 2*info.SampleRate) // placeholder, never encoded
 	}
-	fmt.Fprintf(log, "bench: %s, %d frames per request (%.1f s), %d run(s), GOMAXPROCS %d, RSS after load %.0f MiB\n",
-		info.ModelType, o.frames, float64(o.frames)*info.FrameDuration(), o.runs, runtime.GOMAXPROCS(0), bench.RSSMB())
+	fmt.Fprintf(log, "bench: %s, %d frames per request (%.1f s), %d run(s), GOMAXPROCS %d, matmul %s, RSS after load %.0f MiB\n",
+		info.ModelType, o.frames, float64(o.frames)*info.FrameDuration(), o.runs, runtime.GOMAXPROCS(0), info.Matmul, bench.RSSMB())
 	if o.cpuProfile != "" {
 		pf, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -197,7 +197,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
-			"gomaxprocs": runtime.GOMAXPROCS(0), "results": rs,
+			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul, "results": rs,
 		})
 	}
 	bench.WriteTable(cmd.OutOrStdout(), rs)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/tensor"
 )
 
 // bin is the nanovox binary built once for the tests that run it as a user would.
@@ -247,6 +248,33 @@ func TestSayInputsAndOutputs(t *testing.T) {
 	}
 }
 
+// TestSayMatmul runs say with the bfloat16 dot products: a complete WAV,
+// the mode named in the load line (or the fallback warned about on CPUs
+// without AVX512_BF16).
+func TestSayMatmul(t *testing.T) {
+	lm, cd, ref := filepath.Join(fixtures, "tiny-a", "lm"), filepath.Join(fixtures, "tiny-a", "codec"), filepath.Join(fixtures, "tiny-a", "ref.wav")
+	out := filepath.Join(t.TempDir(), "bf16.wav")
+	r := runBin(t, nil, nil, "say", "--model", lm, "--codec", cd, "--ref-audio", ref, "--greedy", "--max-frames", "10",
+		"--matmul", "bf16", "--text", "Hello world. This is a tiny test.", "--out", out)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	want := "matmul bf16"
+	if !tensor.HasBF16Dot() {
+		want = "computing in f32"
+	}
+	if !strings.Contains(string(r.stderr), want) {
+		t.Fatalf("stderr %q does not mention %q", r.stderr, want)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b[:4]) != "RIFF" || len(b) <= 44 || (len(b)-44)%(2*2*3840) != 0 {
+		t.Fatalf("output: %d bytes, header %q", len(b), b[:4])
+	}
+}
+
 // TestSayValidation checks the seed's validation matrix: a clear message, a
 // non-zero exit and no output file.
 func TestSayValidation(t *testing.T) {
@@ -294,6 +322,8 @@ func TestSayValidation(t *testing.T) {
 		{"six channels", []string{"--ref-audio", six, "--text", "hi"}, "", "6 channels"},
 		{"no audio generated", []string{"--ref-audio", ref, "--seed", "4", "--text", "Hi."}, "", "the model generated no audio"},
 		{"missing model", []string{"--model", filepath.Join(dir, "nomodel"), "--ref-audio", ref, "--text", "hi"}, "", "does not exist"},
+		{"bad matmul", []string{"--ref-audio", ref, "--matmul", "int8", "--text", "hi"}, "", `--matmul "int8": want f32 or bf16`},
+		{"matmul and f32 weights", []string{"--ref-audio", ref, "--matmul", "bf16", "--f32-weights", "--text", "hi"}, "", "--matmul bf16 and --f32-weights exclude each other"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

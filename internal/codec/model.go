@@ -53,6 +53,11 @@ type Options struct {
 	// (widened exactly inside the kernels) instead of converting them to
 	// float32. Quantizer weights are always float32: weight norm is folded.
 	KeepBF16 bool
+	// BF16Dot stores the transformer matrices as bfloat16 (rounding float32
+	// ones) and multiplies them with bfloat16 dot products
+	// (tensor.PackBF16Dot); results no longer equal the float32 reference.
+	// The quantizer's projections stay float32. Implies KeepBF16.
+	BF16Dot bool
 }
 
 // Model is a loaded codec. It is immutable and safe for concurrent use.
@@ -227,7 +232,7 @@ func loadTransformer(st *weights.Store, prefix string, mc *Module, opts Options)
 		// float64 angles (a few sincos per row: cheap next to the row's matmuls).
 		t.rope = tensor.NewRoPE(t.hd, mc.MaxPeriod, 1024)
 	}
-	bf := opts.KeepBF16
+	bf := opts.KeepBF16 || opts.BF16Dot
 	var err error
 	if t.inProj, err = st.Mat(d, mc.InputDim, bf, prefix+".input_proj.weight"); err != nil {
 		return nil, err
@@ -266,14 +271,19 @@ func loadTransformer(st *weights.Store, prefix string, mc *Module, opts Options)
 		}
 	}
 	// Pack for the SIMD kernels (in place; a no-op on the portable path).
-	t.inProj.Pack()
-	t.outProj.Pack()
+	pack := func(w *tensor.Mat) {
+		if !opts.BF16Dot || !w.PackBF16Dot() {
+			w.Pack()
+		}
+	}
+	pack(t.inProj)
+	pack(t.outProj)
 	for l := range t.layers {
 		ly := &t.layers[l]
-		ly.qkv.Pack()
-		ly.out.Pack()
-		ly.ff1.Pack()
-		ly.ff2.Pack()
+		pack(ly.qkv)
+		pack(ly.out)
+		pack(ly.ff1)
+		pack(ly.ff2)
 	}
 	return t, nil
 }

@@ -2,6 +2,7 @@ package codec_test
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"testing"
@@ -227,5 +228,41 @@ func TestDecoderBytes(t *testing.T) {
 		if d.Bytes() <= full {
 			t.Fatalf("%s: Step's scratch is not counted", name)
 		}
+	}
+}
+
+// TestBF16Dot decodes with the bfloat16 dot products: streaming still equals
+// whole decoding exactly (the products stay row-independent), and the audio
+// is close to the float32 decode but not equal to it (the mode is in use).
+func TestBF16Dot(t *testing.T) {
+	m, err := codec.Load(filepath.Join(fixtureDir("tiny-a"), "codec"), codec.Options{BF16Dot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := longFrames(t, "tiny-a")[:24]
+	whole, err := m.Decode(frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, steps := range [][]int{{1}, {3}, {5, 2}} {
+		got := streamDecode(t, m.NewDecoder(), frames, steps)
+		if d, at := maxAbsDiff(t, got, whole); d != 0 {
+			t.Errorf("steps %v: streaming differs from whole by %g at %d", steps, d, at)
+		}
+	}
+	exact, err := fixtureModel(t, "tiny-a").Decode(frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var diff, norm float64
+	for i := range exact {
+		d := float64(whole[i]) - float64(exact[i])
+		diff += d * d
+		norm += float64(exact[i]) * float64(exact[i])
+	}
+	rel := math.Sqrt(diff / norm)
+	t.Logf("relative RMS difference to the float32 decode: %.2e", rel)
+	if !(rel > 0 && rel < 0.03) {
+		t.Fatalf("relative RMS difference to the float32 decode %g, want in (0, 0.03)", rel)
 	}
 }

@@ -25,6 +25,9 @@ type Info struct {
 	CodesPerFrame int
 	// WeightBytes is the memory held by the weights.
 	WeightBytes int64
+	// Matmul is the arithmetic of the big matrix products: "f32" (the
+	// reference's) or "bf16" (bfloat16 dot products).
+	Matmul string
 }
 
 // FrameDuration returns the audio duration of one frame in seconds.

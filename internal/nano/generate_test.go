@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -37,8 +38,23 @@ func collect(t *testing.T, g *Generation) [][][]int {
 	}
 }
 
+// TestBatchedEqualsAlone steps generations together and alone, with the
+// float32 products and with the bfloat16 dot products (whose results are
+// row-independent too): every frame must be the same.
 func TestBatchedEqualsAlone(t *testing.T) {
-	m := loadFixture(t, "tiny-a")
+	for _, o := range []struct {
+		name string
+		opts Options
+	}{{"f32", Options{KeepBF16: true}}, {"bf16dot", Options{BF16Dot: true}}} {
+		t.Run(o.name, func(t *testing.T) { testBatchedEqualsAlone(t, o.opts) })
+	}
+}
+
+func testBatchedEqualsAlone(t *testing.T, opts Options) {
+	m, err := Load(filepath.Join("../../testdata/tiny-a/lm"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ref := readGolden(t, "tiny-a", "canonical.json").RefCodes
 	texts := []string{"Hello world. This is a tiny test.", "Another voice speaks here, slowly.", "短い文です。", "One more: the quick brown fox jumps over the lazy dog near the river bank."}
 	mk := func() []*Generation {
@@ -279,5 +295,42 @@ func TestSampler(t *testing.T) {
 	}
 	if _, err := s.pick([]float32{1, float32(math.NaN())}, true, 1, 0, 1); err == nil {
 		t.Fatal("NaN logits: want error")
+	}
+}
+
+// TestBF16DotCloseToF32 checks that the bfloat16 dot products are in use
+// (the prompt's keys and values differ from the float32 ones) and close to
+// them: the inputs of every product are rounded to bfloat16 (8 bits).
+func TestBF16DotCloseToF32(t *testing.T) {
+	ref := readGolden(t, "tiny-a", "canonical.json").RefCodes
+	var caches []*kvCache
+	for _, opts := range []Options{{KeepBF16: true}, {BF16Dot: true}} {
+		m, err := Load(filepath.Join("../../testdata/tiny-a/lm"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := m.NewPrefix(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		caches = append(caches, p.cache)
+	}
+	exact, dot := caches[0], caches[1]
+	for l := range exact.k {
+		for _, pair := range [][2][]float32{{exact.k[l], dot.k[l]}, {exact.v[l], dot.v[l]}} {
+			var diff, norm float64
+			for h := range exact.nh {
+				for i := range exact.n * exact.hd {
+					a, b := float64(pair[0][h*exact.cap*exact.hd+i]), float64(pair[1][h*dot.cap*dot.hd+i])
+					diff += (a - b) * (a - b)
+					norm += a * a
+				}
+			}
+			rel := math.Sqrt(diff / norm)
+			t.Logf("layer %d: relative RMS difference %.2e", l, rel)
+			if !(rel > 0 && rel <= 0.03) {
+				t.Fatalf("layer %d: relative RMS difference %g, want in (0, 0.03]", l, rel)
+			}
+		}
 	}
 }

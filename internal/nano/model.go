@@ -63,6 +63,13 @@ type Options struct {
 	// KeepBF16 keeps bfloat16 weights as bfloat16 in memory (kernels widen
 	// them exactly); otherwise every weight is stored as float32.
 	KeepBF16 bool
+	// BF16Dot stores the matrices of both transformers and the audio heads
+	// as bfloat16 (rounding float32 ones) and multiplies them with bfloat16
+	// dot products (tensor.PackBF16Dot): inputs rounded to bfloat16, float32
+	// accumulation, about twice the throughput of batched steps on CPUs with
+	// AVX512_BF16 (tensor.HasBF16Dot). Results no longer equal the float32
+	// reference. Implies KeepBF16.
+	BF16Dot bool
 }
 
 // LoadError is a checkpoint that cannot be loaded (missing file, key, bad shape, bad config).
@@ -110,7 +117,7 @@ func load(dir string, opts Options) (*Model, error) {
 	H, V := cfg.Hidden(), cfg.GPT2.VocabSize
 	var errs []error
 	mat := func(rows, cols int, names ...string) *tensor.Mat {
-		w, err := st.Mat(rows, cols, opts.KeepBF16, names...)
+		w, err := st.Mat(rows, cols, opts.KeepBF16 || opts.BF16Dot, names...)
 		if err != nil {
 			errs = append(errs, err)
 			return nil
@@ -174,16 +181,21 @@ func load(dir string, opts Options) (*Model, error) {
 	// Pack the matrices the kernels multiply by (in place; no-op on the
 	// portable path). wte stays row-addressable for embedding lookups and the
 	// two-row text head.
+	pack := func(w *tensor.Mat) {
+		if !opts.BF16Dot || !w.PackBF16Dot() {
+			w.Pack()
+		}
+	}
 	for _, e := range m.audioEmb {
-		e.Pack()
+		pack(e)
 	}
 	for _, s := range []*stack{&m.global, &m.local} {
 		for i := range s.blocks {
 			b := &s.blocks[i]
-			b.attnW.Pack()
-			b.projW.Pack()
-			b.fcInW.Pack()
-			b.fcOutW.Pack()
+			pack(b.attnW)
+			pack(b.projW)
+			pack(b.fcInW)
+			pack(b.fcOutW)
 		}
 	}
 	if cfg.GPT2.PositionEmbeddingType == "rope" {

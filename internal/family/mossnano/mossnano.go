@@ -21,9 +21,10 @@ import (
 
 // Family is a loaded MOSS-TTS-Nano model with its codec.
 type Family struct {
-	LM    *nano.Model
-	Codec *codec.Model
-	name  string
+	LM     *nano.Model
+	Codec  *codec.Model
+	name   string
+	matmul string
 	// decoders keeps streaming decoders of finished requests: a new
 	// decoder's ~26 MB of K/V windows cost page faults the first time they
 	// are written; a reset one does not.
@@ -42,17 +43,20 @@ func (f *Family) decoder() *codec.Decoder {
 type Options struct {
 	// KeepBF16 keeps bfloat16 weights as bfloat16 in memory.
 	KeepBF16 bool
+	// BF16Dot multiplies the transformers' matrices with bfloat16 dot
+	// products (see nano.Options.BF16Dot): faster, not reference-exact.
+	BF16Dot bool
 	// Name is reported in Info (defaults to the LM directory).
 	Name string
 }
 
 // Load loads the language model from lmDir and the codec from codecDir.
 func Load(lmDir, codecDir string, opts Options) (*Family, error) {
-	lm, err := nano.Load(lmDir, nano.Options{KeepBF16: opts.KeepBF16})
+	lm, err := nano.Load(lmDir, nano.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot})
 	if err != nil {
 		return nil, err
 	}
-	cd, err := codec.Load(codecDir, codec.Options{KeepBF16: opts.KeepBF16})
+	cd, err := codec.Load(codecDir, codec.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot})
 	if err != nil {
 		return nil, fmt.Errorf("load codec %s: %w", codecDir, err)
 	}
@@ -71,7 +75,11 @@ func Load(lmDir, codecDir string, opts Options) (*Family, error) {
 	if name == "" {
 		name = lmDir
 	}
-	return &Family{LM: lm, Codec: cd, name: name}, nil
+	matmul := "f32"
+	if opts.BF16Dot {
+		matmul = "bf16"
+	}
+	return &Family{LM: lm, Codec: cd, name: name, matmul: matmul}, nil
 }
 
 // Info implements engine.Family.
@@ -84,6 +92,7 @@ func (f *Family) Info() engine.Info {
 		SamplesPerFrame: f.Codec.SamplesPerFrame(),
 		CodesPerFrame:   f.LM.Config.NVQ,
 		WeightBytes:     f.LM.WeightBytes() + f.Codec.WeightBytes(),
+		Matmul:          f.matmul,
 	}
 }
 
