@@ -55,8 +55,10 @@ type Options struct {
 	KeepBF16 bool
 	// BF16Dot stores the transformer matrices as bfloat16 (rounding float32
 	// ones) and multiplies them with bfloat16 dot products
-	// (tensor.PackBF16Dot); results no longer equal the float32 reference.
-	// The quantizer's projections stay float32. Implies KeepBF16.
+	// (tensor.PackBF16Dot), and holds the decoder's attention keys and
+	// values as bfloat16 (half the streaming decoder's memory); results no
+	// longer equal the float32 reference. The quantizer's projections stay
+	// float32. Implies KeepBF16.
 	BF16Dot bool
 }
 
@@ -90,6 +92,10 @@ type transformer struct {
 	inProj       *tensor.Mat // [d, inDim]
 	outProj      *tensor.Mat // [outDim, d]
 	layers       []layer
+	// kv16: keys and values are held as bfloat16 (RoundBF16) — the
+	// decoder's with BF16Dot. Streaming rings store them so (half the
+	// memory); a whole pass rounds them the same way, so both agree.
+	kv16 bool
 }
 
 type layer struct {
@@ -211,6 +217,7 @@ func loadStages(st *weights.Store, side string, mods []Module, opts Options) ([]
 		if err != nil {
 			return nil, err
 		}
+		t.kv16 = opts.BF16Dot && side == "decoder"
 		out[i].tr = t
 	}
 	return out, nil

@@ -62,12 +62,22 @@ type ringState struct {
 	group     int         // rows attended together (one frame's rows)
 	heads, hd int         // keys and values are stored head-major
 	k, v      [][]float32 // per layer [heads][ring][hd]
+	k16, v16  [][]uint16  // the same as bfloat16 (transformer.kv16) instead
 }
 
 // store writes the key and value of position p (rows of heads·hd) into
 // layer l's rings.
 func (rs *ringState) store(l, p int, k, v []float32) {
 	slot := p % rs.ring
+	if rs.k16 != nil {
+		kr, vr := rs.k16[l], rs.v16[l]
+		for h := range rs.heads {
+			o := (h*rs.ring + slot) * rs.hd
+			tensor.RoundBF16(kr[o:o+rs.hd], k[h*rs.hd:(h+1)*rs.hd])
+			tensor.RoundBF16(vr[o:o+rs.hd], v[h*rs.hd:(h+1)*rs.hd])
+		}
+		return
+	}
 	kr, vr := rs.k[l], rs.v[l]
 	for h := range rs.heads {
 		o := (h*rs.ring + slot) * rs.hd
@@ -79,16 +89,22 @@ func (rs *ringState) store(l, p int, k, v []float32) {
 // NewDecoder returns a streaming decoder positioned at the start of a stream.
 func (m *Model) NewDecoder() *Decoder {
 	d := &Decoder{m: m, trs: make([]ringState, len(m.dec))}
-	// All rings in one allocation, so that huge pages can back it.
-	size, rows := 0, 1
+	// All rings in one allocation (per element type), so that huge pages
+	// can back it.
+	size, size16, rows := 0, 0, 1
 	for _, s := range m.dec {
 		if s.patch > 0 {
 			rows *= s.patch
 			continue
 		}
-		size += 2 * len(s.tr.layers) * (s.tr.context - 1 + rows) * s.tr.d
+		n := 2 * len(s.tr.layers) * (s.tr.context - 1 + rows) * s.tr.d
+		if s.tr.kv16 {
+			size16 += n
+		} else {
+			size += n
+		}
 	}
-	mem := tensor.MakeHuge(size)
+	mem, mem16 := tensor.MakeHuge(size), tensor.MakeHuge16(size16)
 	rows = 1
 	for i, s := range m.dec {
 		if s.patch > 0 {
@@ -99,6 +115,12 @@ func (m *Model) NewDecoder() *Decoder {
 		rs := ringState{ring: t.context - 1 + rows, group: rows, heads: t.heads, hd: t.hd}
 		n := rs.ring * t.d
 		for range t.layers {
+			if t.kv16 {
+				rs.k16 = append(rs.k16, mem16[:n:n])
+				rs.v16 = append(rs.v16, mem16[n:2*n:2*n])
+				mem16 = mem16[2*n:]
+				continue
+			}
 			rs.k = append(rs.k, mem[:n:n])
 			rs.v = append(rs.v, mem[n:2*n:2*n])
 			mem = mem[2*n:]
@@ -117,6 +139,9 @@ func (d *Decoder) Bytes() int64 {
 	for i := range d.trs {
 		for l := range d.trs[i].k {
 			n += int64(len(d.trs[i].k[l])+len(d.trs[i].v[l])) * 4
+		}
+		for l := range d.trs[i].k16 {
+			n += int64(len(d.trs[i].k16[l])+len(d.trs[i].v16[l])) * 2
 		}
 	}
 	return n + d.sc.bytes()

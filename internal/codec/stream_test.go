@@ -231,9 +231,11 @@ func TestDecoderBytes(t *testing.T) {
 	}
 }
 
-// TestBF16Dot decodes with the bfloat16 dot products: streaming still equals
-// whole decoding exactly (the products stay row-independent), and the audio
-// is close to the float32 decode but not equal to it (the mode is in use).
+// TestBF16Dot decodes with the bfloat16 dot products and bfloat16 rings:
+// streaming still equals whole decoding exactly (the products stay
+// row-independent, and a whole pass rounds keys and values as the rings
+// store them), and the audio is close to the float32 decode but not equal to
+// it (the mode is in use).
 func TestBF16Dot(t *testing.T) {
 	m, err := codec.Load(filepath.Join(fixtureDir("tiny-a"), "codec"), codec.Options{BF16Dot: true})
 	if err != nil {
@@ -249,6 +251,10 @@ func TestBF16Dot(t *testing.T) {
 		if d, at := maxAbsDiff(t, got, whole); d != 0 {
 			t.Errorf("steps %v: streaming differs from whole by %g at %d", steps, d, at)
 		}
+	}
+	// The rings hold bfloat16: half the memory of a float32 decoder's.
+	if b16, b32 := m.NewDecoder().Bytes(), fixtureModel(t, "tiny-a").NewDecoder().Bytes(); b32 == 0 || 2*b16 != b32 {
+		t.Errorf("decoder holds %d bytes, float32 one %d: want half", b16, b32)
 	}
 	exact, err := fixtureModel(t, "tiny-a").Decode(frames)
 	if err != nil {

@@ -170,6 +170,19 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 			hi[i] = i + 1
 		}
 	}
+	if t.kv16 {
+		// Round the keys and values as a streaming ring stores them.
+		var b [2048]uint16
+		for i := range m {
+			for _, kv := range [][]float32{qkv[(3*i+1)*d : (3*i+2)*d], qkv[(3*i+2)*d : (3*i+3)*d]} {
+				for c := 0; c < d; c += len(b) {
+					part := kv[c:min(c+len(b), d)]
+					tensor.RoundBF16(b[:len(part)], part)
+					tensor.WidenBF16(part, b[:len(part)])
+				}
+			}
+		}
+	}
 	if m > 0 {
 		kv := tensor.KV{K: qkv[d:], V: qkv[2*d:], Stride: 3 * d}
 		tensor.AttendWindows(att, d, qkv, 3*d, kv, lo, hi, t.heads, t.hd, t.scale, &w.attn)
@@ -183,7 +196,12 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 // a group's keys and values are stored, then the group attends.
 func (t *transformer) attendRing(att, qkv []float32, n, pos0 int, rs *ringState, l int, w *work) {
 	d, ctx := t.d, t.context
-	kv := tensor.KV{K: rs.k[l], V: rs.v[l], Stride: t.hd, HeadStride: rs.ring * t.hd, Ring: rs.ring}
+	kv := tensor.KV{Stride: t.hd, HeadStride: rs.ring * t.hd, Ring: rs.ring}
+	if rs.k16 != nil {
+		kv.K16, kv.V16 = rs.k16[l], rs.v16[l]
+	} else {
+		kv.K, kv.V = rs.k[l], rs.v[l]
+	}
 	for i0 := 0; i0 < n; i0 += rs.group {
 		i1 := min(i0+rs.group, n)
 		p0 := pos0 + i0

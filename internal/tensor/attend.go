@@ -57,6 +57,9 @@ func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, heads, headDim int,
 			continue
 		}
 		hs := sg.kv.headStride(headDim)
+		if sg.kv.K16 != nil || sg.kv.V16 != nil {
+			panic("tensor.AttendKV2: bfloat16 keys are only read by AttendWindows")
+		}
 		if sg.kv.Ring != 0 || sg.kv.Stride < 1 || hs < 1 || (heads > 0 && (len(sg.kv.K) < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim || len(sg.kv.V) < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim)) {
 			panic(fmt.Sprintf("tensor.AttendKV: keys %d, vals %d too short for %d keys of %d heads × %d (stride %d, head stride %d, ring %d)",
 				len(sg.kv.K), len(sg.kv.V), sg.n, heads, headDim, sg.kv.Stride, hs, sg.kv.Ring))

@@ -104,15 +104,22 @@ var dotScratch = sync.Pool{New: func() any { return new([]uint16) }}
 func toBF16Rows(dst []uint16, x []float32, m, k, kp int) {
 	for i := range m {
 		row := dst[i*kp : (i+1)*kp]
-		src := x[i*k : (i+1)*k]
-		done := 0
-		if active == implAVX512 {
-			done = cvtBF16SIMD(row, src)
-		}
-		for c := done; c < k; c++ {
-			row[c] = roundBF16(src[c])
-		}
+		RoundBF16(row[:k], x[i*k:(i+1)*k])
 		clear(row[k:])
+	}
+}
+
+// RoundBF16 rounds src to bfloat16 into dst the way the dot products round
+// their inputs: nearest even, NaN quieted, denormals to zero of the same
+// sign (F32ToBF16 keeps denormals). Vectorised on AVX512_BF16.
+func RoundBF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	done := 0
+	if active == implAVX512 {
+		done = cvtBF16SIMD(dst, src)
+	}
+	for i := done; i < len(src); i++ {
+		dst[i] = roundBF16(src[i])
 	}
 }
 

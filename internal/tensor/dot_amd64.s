@@ -27,6 +27,48 @@ cvt_done:
 	VZEROUPPER
 	RET
 
+// func widenBF16AVX512(dst *float32, src *uint16, n int)
+TEXT ·widenBF16AVX512(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $0x04, CX
+	JZ widenBF16AVX512_done
+
+widenBF16AVX512_loop:
+	VPMOVZXWD (SI), Z0
+	VPSLLD $0x10, Z0, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ $0x20, SI
+	ADDQ $0x40, DI
+	DECQ CX
+	JNZ widenBF16AVX512_loop
+
+widenBF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func widenBF16AVX2(dst *float32, src *uint16, n int)
+TEXT ·widenBF16AVX2(SB), NOSPLIT, $0-24
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $0x03, CX
+	JZ widenBF16AVX2_done
+
+widenBF16AVX2_loop:
+	VPMOVZXWD (SI), Y0
+	VPSLLD $0x10, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $0x10, SI
+	ADDQ $0x20, DI
+	DECQ CX
+	JNZ widenBF16AVX2_loop
+
+widenBF16AVX2_done:
+	VZEROUPPER
+	RET
+
 // func dotBF16AVX512_1x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_BF16
 TEXT ·dotBF16AVX512_1x32(SB), NOSPLIT, $0-64

@@ -4,6 +4,16 @@
 
 package tensor
 
+// widenBF16AVX512 widens n bfloat16 values exactly; n is a multiple of the lanes.
+//
+//go:noescape
+func widenBF16AVX512(dst *float32, src *uint16, n int)
+
+// widenBF16AVX2 widens n bfloat16 values exactly; n is a multiple of the lanes.
+//
+//go:noescape
+func widenBF16AVX2(dst *float32, src *uint16, n int)
+
 // cvtBF16AVX512 rounds src[0:n] to bfloat16 (nearest even, denormals as
 // zero, NaN quieted) into dst; n is a multiple of 32.
 //

@@ -1,5 +1,7 @@
 package tensor
 
+import "unsafe"
+
 // hugeMin is the size from which MakeHuge asks for huge pages: below two
 // of them there is no aligned 2 MiB page to gain.
 const hugeMin = 4 << 20
@@ -17,4 +19,13 @@ func MakeHuge(n int) []float32 {
 		adviseHuge(x)
 	}
 	return x
+}
+
+// MakeHuge16 is MakeHuge for n 16-bit values (bfloat16 rings).
+func MakeHuge16(n int) []uint16 {
+	x := MakeHuge((n + 1) / 2)
+	if len(x) == 0 {
+		return make([]uint16, n)
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&x[0])), n)
 }

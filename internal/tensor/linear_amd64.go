@@ -109,6 +109,24 @@ func linearSIMD(y, x []float32, m int, w *Mat, bias []float32) bool {
 	return true
 }
 
+// widenSIMD widens the longest prefix of src that fills whole vectors and
+// returns its length.
+func widenSIMD(dst []float32, src []uint16) int {
+	switch active {
+	case implAVX512:
+		if n := len(src) &^ 15; n > 0 {
+			widenBF16AVX512(&dst[:n][0], &src[0], n)
+			return n
+		}
+	case implAVX2:
+		if n := len(src) &^ 7; n > 0 {
+			widenBF16AVX2(&dst[:n][0], &src[0], n)
+			return n
+		}
+	}
+	return 0
+}
+
 // cvtBF16SIMD rounds the longest multiple-of-32 prefix of src into dst with
 // the AVX512_BF16 conversion and returns its length (0 without it).
 func cvtBF16SIMD(dst []uint16, src []float32) int {

@@ -14,6 +14,8 @@ const hasBF16Dot = false
 
 func cvtBF16SIMD(dst []uint16, src []float32) int { return 0 }
 
+func widenSIMD(dst []float32, src []uint16) int { return 0 }
+
 func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32) bool { return false }
 
 func dotSIMD(a, b []float32) (float32, bool)                                    { return 0, false }

@@ -120,8 +120,8 @@ func BF16ToF32(v uint16) float32 { return math.Float32frombits(uint32(v) << 16) 
 // WidenBF16 widens src into dst exactly.
 func WidenBF16(dst []float32, src []uint16) {
 	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = math.Float32frombits(uint32(v) << 16)
+	for i := widenSIMD(dst, src); i < len(src); i++ {
+		dst[i] = math.Float32frombits(uint32(src[i]) << 16)
 	}
 }
 

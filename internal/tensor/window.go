@@ -13,8 +13,14 @@ import (
 // headDim and HeadStride = rows·headDim, which keeps the keys a head reads
 // contiguous. Keys are addressed by a logical index j: row j itself, or with
 // Ring > 0, row (First+j) mod Ring of a ring buffer of Ring rows.
+//
+// K16 and V16, when set instead of K and V, hold the keys and values as
+// bfloat16 (same layout): half the memory, read and widened exactly, so the
+// result is AttendWindows's over the widened values, bit for bit. Only
+// AttendWindows reads them.
 type KV struct {
 	K, V       []float32
+	K16, V16   []uint16
 	Stride     int
 	HeadStride int // 0: the head size
 	Ring       int // 0: no ring
@@ -27,6 +33,22 @@ func (kv *KV) headStride(hd int) int {
 		return hd
 	}
 	return kv.HeadStride
+}
+
+// bf16 reports whether the keys and values are stored as bfloat16.
+func (kv *KV) bf16() bool { return kv.K16 != nil }
+
+// rows16 widens n rows of hd bfloat16 values of src, from element offset o
+// and Stride apart, into buf [n][hd] and returns it.
+func (kv *KV) rows16(src []uint16, o, n, hd int, buf []float32) []float32 {
+	if kv.Stride == hd { // contiguous rows (a head-major ring)
+		WidenBF16(buf[:n*hd], src[o:o+n*hd])
+		return buf[:n*hd]
+	}
+	for i := range n {
+		WidenBF16(buf[i*hd:(i+1)*hd], src[o+i*kv.Stride:o+i*kv.Stride+hd])
+	}
+	return buf[:n*hd]
 }
 
 // row returns the physical row of logical key j.
@@ -152,8 +174,15 @@ func checkWindows(out []float32, ldo int, q []float32, ldq int, kv *KV, lo, hi [
 	if kv.HeadStride == 0 && kv.Stride < d {
 		bad("stride %d shorter than a row of %d", kv.Stride, d)
 	}
-	if end := (rows-1)*kv.Stride + (heads-1)*hs + headDim; rows > 0 && (len(kv.K) < end || len(kv.V) < end) {
-		bad("keys %d / values %d (stride %d, head stride %d) too short for %d rows of %d heads × %d", len(kv.K), len(kv.V), kv.Stride, hs, rows, heads, headDim)
+	nk, nv := len(kv.K), len(kv.V)
+	if kv.bf16() {
+		if kv.K != nil || kv.V != nil || kv.V16 == nil {
+			bad("keys and values must both be float32 or both bfloat16")
+		}
+		nk, nv = len(kv.K16), len(kv.V16)
+	}
+	if end := (rows-1)*kv.Stride + (heads-1)*hs + headDim; rows > 0 && (nk < end || nv < end) {
+		bad("keys %d / values %d (stride %d, head stride %d) too short for %d rows of %d heads × %d", nk, nv, kv.Stride, hs, rows, heads, headDim)
 	}
 }
 
@@ -280,9 +309,18 @@ func windowRowGeneric(j *windowsJob, i, h int, s []float32) {
 	}
 	q := j.q[i*j.ldq+off : i*j.ldq+off+hd]
 	lo := j.lo[i]
+	var wide [2][]float32 // one widened key and value row (bfloat16 storage)
+	if kv.bf16() {
+		wide[0], wide[1] = make([]float32, hd), make([]float32, hd)
+	}
 	for n := range s {
 		r := kv.row(lo+n)*kv.Stride + koff
-		k := kv.K[r : r+hd]
+		var k []float32
+		if kv.bf16() {
+			k = kv.rows16(kv.K16, r, 1, hd, wide[0])
+		} else {
+			k = kv.K[r : r+hd]
+		}
 		var acc float32
 		for c, qc := range q {
 			acc = fma32(qc, k[c], acc)
@@ -305,7 +343,12 @@ func windowRowGeneric(j *windowsJob, i, h int, s []float32) {
 	for n, e := range s {
 		p := e * inv
 		r := kv.row(lo+n)*kv.Stride + koff
-		v := j.kv.V[r : r+hd]
+		var v []float32
+		if kv.bf16() {
+			v = kv.rows16(kv.V16, r, 1, hd, wide[1])
+		} else {
+			v = kv.V[r : r+hd]
+		}
 		for c := range o {
 			o[c] = fma32(p, v[c], o[c])
 		}

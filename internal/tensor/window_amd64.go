@@ -108,11 +108,20 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	}
 	n := t.kmax - t.kmin
 	need := 2*hd*R + n*R
+	wide := kv.bf16() // keys of a run and values of a key block widened here
+	if wide {
+		need += n*hd + windowKeyBlock*hd
+	}
 	if len(*sp) < need {
 		*sp = make([]float32, need)
 	}
 	buf := *sp
-	qT, oT, sT := buf[:hd*R], buf[hd*R:2*hd*R], buf[2*hd*R:need]
+	qT, oT, sT := buf[:hd*R], buf[hd*R:2*hd*R], buf[2*hd*R:2*hd*R+n*R]
+	var kbuf, vbuf []float32
+	if wide {
+		kbuf = buf[2*hd*R+n*R : 2*hd*R+n*R+n*hd]
+		vbuf = buf[2*hd*R+n*R+n*hd : need]
+	}
 	for r := range R {
 		if r >= t.n {
 			for c := range hd {
@@ -127,6 +136,11 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 		}
 	}
 	for _, r := range t.runs {
+		if wide {
+			k := kv.rows16(kv.K16, r.row*kv.Stride+koff, r.n, hd, kbuf)
+			kn.scores(&qT[0], &k[0], hd, r.n, hd, j.scale, &sT[r.j0*R])
+			continue
+		}
 		kn.scores(&qT[0], &kv.K[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
 	}
 	for v := range V {
@@ -137,6 +151,13 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	G := len(kn.pv)
 	for b0 := 0; b0 < n; b0 += windowKeyBlock {
 		b1 := min(b0+windowKeyBlock, n)
+		if wide {
+			for _, r := range t.runs {
+				if a, e := max(r.j0, b0), min(r.j0+r.n, b1); a < e {
+					kv.rows16(kv.V16, (r.row+a-r.j0)*kv.Stride+koff, e-a, hd, vbuf[(a-b0)*hd:])
+				}
+			}
+		}
 		for g := 0; g < hd; g += G {
 			gs := min(G, hd-g)
 			for _, r := range t.runs {
@@ -144,11 +165,17 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 				if a >= e {
 					continue
 				}
-				v := &kv.V[(r.row+a-r.j0)*kv.Stride+koff+g]
-				if r.masked {
-					kn.pvMask[gs-1](&oT[g*R], &sT[a*R], v, kv.Stride, e-a, win, a)
+				var v *float32
+				stride := kv.Stride
+				if wide {
+					v, stride = &vbuf[(a-b0)*hd+g], hd
 				} else {
-					kn.pv[gs-1](&oT[g*R], &sT[a*R], v, kv.Stride, e-a)
+					v = &kv.V[(r.row+a-r.j0)*kv.Stride+koff+g]
+				}
+				if r.masked {
+					kn.pvMask[gs-1](&oT[g*R], &sT[a*R], v, stride, e-a, win, a)
+				} else {
+					kn.pv[gs-1](&oT[g*R], &sT[a*R], v, stride, e-a)
 				}
 			}
 		}

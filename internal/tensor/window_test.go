@@ -386,3 +386,74 @@ func TestExp32(t *testing.T) {
 		t.Errorf("exp32(NaN) = %v", e)
 	}
 }
+
+// TestAttendWindowsBF16 checks bfloat16 keys and values: the result equals,
+// bit for bit, the float32 call over the widened values, on every
+// implementation, thread count and layout (ring, head-major, strides).
+func TestAttendWindowsBF16(t *testing.T) {
+	useThreads(t, Threads())
+	r := rand.New(rand.NewPCG(45, 46))
+	round := func(x []float32) []uint16 {
+		out := make([]uint16, len(x))
+		for i, v := range x {
+			out[i] = F32ToBF16(v)
+		}
+		return out
+	}
+	for _, c := range windowCases(r) {
+		d := c.d()
+		q, k, v := randVec(r, len(c.lo)*d), randVec(r, c.nkeys*d), randVec(r, c.nkeys*d)
+		for i := range k {
+			k[i], v[i] = BF16ToF32(F32ToBF16(k[i])), BF16ToF32(F32ToBF16(v[i]))
+		}
+		scale := float32(1 / math.Sqrt(float64(c.hd)))
+		kv := c.layout(k, v) // padding is NaN in both layouts
+		kv16 := kv
+		kv16.K, kv16.V = nil, nil
+		kv16.K16, kv16.V16 = round(kv.K), round(kv.V)
+		for _, im := range impls() {
+			useImpl(t, im)
+			for _, threads := range []int{1, 2} {
+				SetThreads(threads)
+				want := runWindows(&c, q, kv, scale, nil)
+				got := runWindows(&c, q, kv16, scale, new(AttnScratch))
+				if !bitsEqual(want, got) {
+					t.Fatalf("%v %v threads=%d: bfloat16 storage differs from float32 storage of the same values", &c, im, threads)
+				}
+			}
+		}
+	}
+	// Mixed storage is refused.
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic for float32 keys with bfloat16 values")
+		}
+	}()
+	AttendWindows(make([]float32, 4), 4, make([]float32, 4), 4, KV{K: make([]float32, 4), V16: make([]uint16, 4), Stride: 4}, []int{0}, []int{1}, 1, 4, 1, nil)
+}
+
+// TestWidenBF16 checks the vector widening against the definition on every
+// implementation, with lengths off the vector widths.
+func TestWidenBF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, n := range []int{0, 1, 7, 8, 15, 16, 17, 33, 100} {
+		src := make([]uint16, n)
+		for i := range src {
+			src[i] = uint16(r.Uint32())
+		}
+		for _, im := range impls() {
+			useImpl(t, im)
+			dst := make([]float32, n+1)
+			dst[n] = 42
+			WidenBF16(dst[:n], src)
+			for i, s := range src {
+				if math.Float32bits(dst[i]) != uint32(s)<<16 {
+					t.Fatalf("%v n=%d: [%d] = %08x, want %08x", im, n, i, math.Float32bits(dst[i]), uint32(s)<<16)
+				}
+			}
+			if dst[n] != 42 {
+				t.Fatalf("%v n=%d: wrote past the end", im, n)
+			}
+		}
+	}
+}
