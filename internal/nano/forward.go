@@ -9,16 +9,26 @@ import (
 // k[layer][(h·cap + p)·hd :][:hd], so each head's keys are contiguous. Both
 // attention kernels read either layout (tensor.KV); for a decode step the
 // two measured the same, even with the cache out of the processor's caches.
+//
+// With bf16 set (Options.BF16Dot) the same layout holds bfloat16 values in
+// k16 and v16 instead, rounded as tensor.RoundBF16 does: half the memory.
 type kvCache struct {
-	k, v [][]float32
-	n    int // positions filled
-	cap  int // positions per head
-	nh   int // heads
-	hd   int // head size
+	k, v     [][]float32
+	k16, v16 [][]uint16
+	bf16     bool
+	n        int // positions filled
+	cap      int // positions per head
+	nh       int // heads
+	hd       int // head size
 }
 
-func newKVCache(layers, heads, headDim, capacity int) *kvCache {
-	c := &kvCache{k: make([][]float32, layers), v: make([][]float32, layers), nh: heads, hd: headDim}
+func newKVCache(layers, heads, headDim, capacity int, bf16 bool) *kvCache {
+	c := &kvCache{nh: heads, hd: headDim, bf16: bf16}
+	if bf16 {
+		c.k16, c.v16 = make([][]uint16, layers), make([][]uint16, layers)
+	} else {
+		c.k, c.v = make([][]float32, layers), make([][]float32, layers)
+	}
 	c.alloc(max(capacity, 1))
 	return c
 }
@@ -27,19 +37,31 @@ func newKVCache(layers, heads, headDim, capacity int) *kvCache {
 // ones. All layers share one allocation, so that it is big enough for huge
 // pages (fresh 4 KiB pages cost a fault each on the first write).
 func (c *kvCache) alloc(capacity int) {
-	per := c.nh * capacity * c.hd
-	slab := tensor.MakeHuge(2 * len(c.k) * per)
-	for l := range c.k {
-		k, v := slab[2*l*per:(2*l+1)*per:(2*l+1)*per], slab[(2*l+1)*per:(2*l+2)*per:(2*l+2)*per]
-		for h := range c.nh {
-			if c.n > 0 {
-				copy(k[h*capacity*c.hd:h*capacity*c.hd+c.n*c.hd], c.k[l][h*c.cap*c.hd:])
-				copy(v[h*capacity*c.hd:h*capacity*c.hd+c.n*c.hd], c.v[l][h*c.cap*c.hd:])
-			}
-		}
-		c.k[l], c.v[l] = k, v
+	if c.bf16 {
+		c.k16, c.v16 = allocKV(c.k16, c.v16, tensor.MakeHuge16, c.n, c.cap, capacity, c.nh, c.hd)
+	} else {
+		c.k, c.v = allocKV(c.k, c.v, tensor.MakeHuge, c.n, c.cap, capacity, c.nh, c.hd)
 	}
 	c.cap = capacity
+}
+
+// allocKV returns new per-layer key and value slices of capacity positions
+// holding the first n positions of k and v (capacity old).
+func allocKV[T float32 | uint16](k, v [][]T, mk func(int) []T, n, old, capacity, nh, hd int) ([][]T, [][]T) {
+	per := nh * capacity * hd
+	slab := mk(2 * len(k) * per)
+	nk, nv := make([][]T, len(k)), make([][]T, len(v))
+	for l := range k {
+		kl, vl := slab[2*l*per:(2*l+1)*per:(2*l+1)*per], slab[(2*l+1)*per:(2*l+2)*per:(2*l+2)*per]
+		for h := range nh {
+			if n > 0 {
+				copy(kl[h*capacity*hd:h*capacity*hd+n*hd], k[l][h*old*hd:])
+				copy(vl[h*capacity*hd:h*capacity*hd+n*hd], v[l][h*old*hd:])
+			}
+		}
+		nk[l], nv[l] = kl, vl
+	}
+	return nk, nv
 }
 
 // reset empties the cache, keeping its memory.
@@ -57,6 +79,14 @@ func (c *kvCache) reserve(n int) {
 // put stores the key and value rows (all heads, [heads·hd]) of position p of
 // layer l.
 func (c *kvCache) put(l, p int, k, v []float32) {
+	if c.bf16 {
+		for h := range c.nh {
+			o := (h*c.cap + p) * c.hd
+			tensor.RoundBF16(c.k16[l][o:o+c.hd], k[h*c.hd:(h+1)*c.hd])
+			tensor.RoundBF16(c.v16[l][o:o+c.hd], v[h*c.hd:(h+1)*c.hd])
+		}
+		return
+	}
 	for h := range c.nh {
 		o := (h*c.cap + p) * c.hd
 		copy(c.k[l][o:o+c.hd], k[h*c.hd:(h+1)*c.hd])
@@ -66,11 +96,28 @@ func (c *kvCache) put(l, p int, k, v []float32) {
 
 // kv returns layer l's keys and values for tensor.AttendWindows.
 func (c *kvCache) kv(l int) tensor.KV {
+	if c.bf16 {
+		return tensor.KV{K16: c.k16[l], V16: c.v16[l], Stride: c.hd, HeadStride: c.cap * c.hd}
+	}
 	return tensor.KV{K: c.k[l], V: c.v[l], Stride: c.hd, HeadStride: c.cap * c.hd}
 }
 
 // bytes returns the memory in use by the cached positions.
-func (c *kvCache) bytes() int64 { return int64(2*len(c.k)*c.n*c.nh*c.hd) * 4 }
+func (c *kvCache) bytes() int64 {
+	if c.bf16 {
+		return int64(2*len(c.k16)*c.n*c.nh*c.hd) * 2
+	}
+	return int64(2*len(c.k)*c.n*c.nh*c.hd) * 4
+}
+
+// scoreScratch is the scratch AttendKV2 needs for n keys: the scores, and
+// with bfloat16 caches a block of widened key or value rows.
+func (m *Model) scoreScratch(n int) int {
+	if m.kv16 {
+		return n + 128*m.Config.HeadDim()
+	}
+	return n
+}
 
 // seqRows describes the rows of one sequence inside a batched forward: n new
 // rows stored at cache.n .. cache.n+n-1. With pre set, the sequence is pre's
@@ -153,7 +200,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 			case sq.pre != nil:
 				// After a shared prefix: each row attends over all of it,
 				// then over its own rows up to itself.
-				ws.scores = grow(ws.scores, base+p0+sq.n)
+				ws.scores = grow(ws.scores, m.scoreScratch(base+p0+sq.n))
 				for t := range sq.n {
 					tensor.AttendKV2(ws.att[(r+t)*H:], ws.qkv[(r+t)*3*H:], sq.pre.kv(l), base, c.kv(l), p0+t+1, nh, hd, b.scale, ws.scores)
 				}
@@ -164,7 +211,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 				// (vectorised over rows, each tile of rows reading the keys
 				// once). Which one a row gets depends only on its own
 				// sequence, never on the batch.
-				ws.scores = grow(ws.scores, p0+1)
+				ws.scores = grow(ws.scores, m.scoreScratch(p0+1))
 				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
 			default:
 				ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/nanovox/nanovox/internal/tensor"
 )
 
 func sampledParams(seed uint64) Params {
@@ -114,30 +116,47 @@ func testBatchedEqualsAlone(t *testing.T, opts Options) {
 	}
 }
 
+// TestPrefixEqualsFullPrompt: a shared prefix gives the frames of the full
+// prompt, with float32 and with bfloat16 products and caches (the prefix
+// cache then holds bfloat16: half the bytes).
 func TestPrefixEqualsFullPrompt(t *testing.T) {
 	for _, fixture := range []string{"tiny-a", "tiny-b"} {
-		m := loadFixture(t, fixture)
-		g := readGolden(t, fixture, "long.json")
-		pre, err := m.NewPrefix(g.RefCodes)
+		for _, dot := range []bool{false, true} {
+			m, err := Load(filepath.Join("../../testdata", fixture, "lm"), Options{KeepBF16: true, BF16Dot: dot})
+			if err != nil {
+				t.Fatal(err)
+			}
+			testPrefixEqualsFullPrompt(t, m, fixture, dot)
+		}
+	}
+}
+
+func testPrefixEqualsFullPrompt(t *testing.T, m *Model, fixture string, dot bool) {
+	g := readGolden(t, fixture, "long.json")
+	pre, err := m.NewPrefix(g.RefCodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(4)
+	if dot {
+		size = 2
+	}
+	if rows := pre.Rows(); rows != len(m.PrefixRows(g.RefCodes))/(m.Config.NVQ+1) ||
+		pre.Bytes() != 2*int64(m.Config.GPT2.NLayer*rows*m.Config.Hidden())*size {
+		t.Fatalf("prefix rows %d bytes %d", pre.Rows(), pre.Bytes())
+	}
+	for _, p := range []Params{goldenParams(g, 20), sampledParams(7)} {
+		a, err := m.NewGeneration(g.RefCodes, nil, g.Text, p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if pre.Rows() != len(m.PrefixRows(g.RefCodes))/(m.Config.NVQ+1) || pre.Bytes() <= 0 {
-			t.Fatalf("prefix rows %d bytes %d", pre.Rows(), pre.Bytes())
+		b, err := m.NewGeneration(nil, pre, g.Text, p)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, p := range []Params{goldenParams(g, 20), sampledParams(7)} {
-			a, err := m.NewGeneration(g.RefCodes, nil, g.Text, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := m.NewGeneration(nil, pre, g.Text, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			fa, fb := collect(t, a), collect(t, b)
-			if diff := cmp.Diff(fa, fb); diff != "" {
-				t.Errorf("%s greedy=%v: prefix changes frames (-full +prefix):\n%s", fixture, p.Greedy, diff)
-			}
+		fa, fb := collect(t, a), collect(t, b)
+		if diff := cmp.Diff(fa, fb); diff != "" {
+			t.Errorf("%s greedy=%v bf16dot=%v: prefix changes frames (-full +prefix):\n%s", fixture, p.Greedy, dot, diff)
 		}
 	}
 }
@@ -298,9 +317,10 @@ func TestSampler(t *testing.T) {
 	}
 }
 
-// TestBF16DotCloseToF32 checks that the bfloat16 dot products are in use
-// (the prompt's keys and values differ from the float32 ones) and close to
-// them: the inputs of every product are rounded to bfloat16 (8 bits).
+// TestBF16DotCloseToF32 checks that the bfloat16 dot products and caches
+// are in use (the prompt's keys and values are stored as bfloat16 and differ
+// from the float32 ones) and close to them: the inputs of every product and
+// the cached values are rounded to bfloat16 (8 bits).
 func TestBF16DotCloseToF32(t *testing.T) {
 	ref := readGolden(t, "tiny-a", "canonical.json").RefCodes
 	var caches []*kvCache
@@ -316,12 +336,18 @@ func TestBF16DotCloseToF32(t *testing.T) {
 		caches = append(caches, p.cache)
 	}
 	exact, dot := caches[0], caches[1]
+	if !dot.bf16 || dot.k != nil {
+		t.Fatal("the BF16Dot cache does not hold bfloat16")
+	}
 	for l := range exact.k {
-		for _, pair := range [][2][]float32{{exact.k[l], dot.k[l]}, {exact.v[l], dot.v[l]}} {
+		for _, pair := range []struct {
+			f32 []float32
+			b16 []uint16
+		}{{exact.k[l], dot.k16[l]}, {exact.v[l], dot.v16[l]}} {
 			var diff, norm float64
 			for h := range exact.nh {
 				for i := range exact.n * exact.hd {
-					a, b := float64(pair[0][h*exact.cap*exact.hd+i]), float64(pair[1][h*dot.cap*dot.hd+i])
+					a, b := float64(pair.f32[h*exact.cap*exact.hd+i]), float64(tensor.BF16ToF32(pair.b16[h*dot.cap*dot.hd+i]))
 					diff += (a - b) * (a - b)
 					norm += a * a
 				}

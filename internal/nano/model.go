@@ -56,6 +56,8 @@ type Model struct {
 	cachePool sync.Pool
 	// wsPool holds the scratch of NewPrefix calls.
 	wsPool sync.Pool
+	// kv16: KV caches hold bfloat16 (Options.BF16Dot).
+	kv16 bool
 }
 
 // Options tunes Load.
@@ -67,8 +69,9 @@ type Options struct {
 	// as bfloat16 (rounding float32 ones) and multiplies them with bfloat16
 	// dot products (tensor.PackBF16Dot): inputs rounded to bfloat16, float32
 	// accumulation, about twice the throughput of batched steps on CPUs with
-	// AVX512_BF16 (tensor.HasBF16Dot). Results no longer equal the float32
-	// reference. Implies KeepBF16.
+	// AVX512_BF16 (tensor.HasBF16Dot); the KV caches hold bfloat16 too (half
+	// their memory). Results no longer equal the float32 reference. Implies
+	// KeepBF16.
 	BF16Dot bool
 }
 
@@ -181,6 +184,7 @@ func load(dir string, opts Options) (*Model, error) {
 	// Pack the matrices the kernels multiply by (in place; no-op on the
 	// portable path). wte stays row-addressable for embedding lookups and the
 	// two-row text head.
+	m.kv16 = opts.BF16Dot
 	pack := func(w *tensor.Mat) {
 		if !opts.BF16Dot || !w.PackBF16Dot() {
 			w.Pack()

@@ -42,7 +42,9 @@ func AttendKV(out, q []float32, kv KV, nkeys, heads, headDim int, scale float32,
 // na rows of a, then the first nb rows of b (a shared, read-only voice
 // prefix and a stream's own rows, say). It gives bit for bit what Attend
 // gives on the na+nb rows laid out contiguously. scores holds at least
-// na+nb floats.
+// na+nb floats; with a bfloat16 block (KV.K16) up to 128 rows of a head are
+// widened into it too at a time, so na+nb+128·headDim floats avoid an
+// allocation per call.
 func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, heads, headDim int, scale float32, scores []float32) {
 	d := heads * headDim
 	if heads < 0 || headDim < 0 || na < 0 || nb < 0 || len(q) < d || len(out) < d || len(scores) < na+nb {
@@ -57,14 +59,19 @@ func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, heads, headDim int,
 			continue
 		}
 		hs := sg.kv.headStride(headDim)
-		if sg.kv.K16 != nil || sg.kv.V16 != nil {
-			panic("tensor.AttendKV2: bfloat16 keys are only read by AttendWindows")
+		nk, nv := len(sg.kv.K), len(sg.kv.V)
+		if sg.kv.bf16() {
+			if sg.kv.K != nil || sg.kv.V != nil || sg.kv.V16 == nil {
+				panic("tensor.AttendKV2: keys and values must both be float32 or both bfloat16")
+			}
+			nk, nv = len(sg.kv.K16), len(sg.kv.V16)
+			j.wide = min(max(j.wide, sg.n), attnWideRows)
 		}
-		if sg.kv.Ring != 0 || sg.kv.Stride < 1 || hs < 1 || (heads > 0 && (len(sg.kv.K) < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim || len(sg.kv.V) < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim)) {
+		if sg.kv.Ring != 0 || sg.kv.Stride < 1 || hs < 1 || (heads > 0 && (nk < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim || nv < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim)) {
 			panic(fmt.Sprintf("tensor.AttendKV: keys %d, vals %d too short for %d keys of %d heads × %d (stride %d, head stride %d, ring %d)",
-				len(sg.kv.K), len(sg.kv.V), sg.n, heads, headDim, sg.kv.Stride, hs, sg.kv.Ring))
+				nk, nv, sg.n, heads, headDim, sg.kv.Stride, hs, sg.kv.Ring))
 		}
-		j.segs[i] = attnSeg{keys: sg.kv.K, vals: sg.kv.V, n: sg.n, stride: sg.kv.Stride, headOff: hs}
+		j.segs[i] = attnSeg{keys: sg.kv.K, vals: sg.kv.V, keys16: sg.kv.K16, vals16: sg.kv.V16, n: sg.n, stride: sg.kv.Stride, headOff: hs}
 	}
 	j.start(heads, scores)
 }
@@ -75,12 +82,20 @@ type attendJob struct {
 	segs      [2]attnSeg // the attended rows, in order: one or two runs
 	nkeys, hd int
 	scale     float32
+	wide      int // rows of bfloat16 keys or values widened at a time
 }
+
+// attnWideRows is how many bfloat16 key or value rows a head widens at a
+// time: a buffer that stays in the first-level caches, so that the widened
+// copy costs no memory traffic. Splitting the keys this way does not change
+// results (scores are per key; the weighted sum is one chain in key order).
+const attnWideRows = 128
 
 // attnSeg is a run of n contiguous rows starting at row first: head h of
 // row r at keys[r·stride + h·headOff].
 type attnSeg struct {
 	keys, vals      []float32
+	keys16, vals16  []uint16 // bfloat16 storage instead (widened exactly)
 	first, n        int
 	stride, headOff int
 }
@@ -128,25 +143,49 @@ func (j *attendJob) run(h int, sp *[]float32) {
 	if j.nkeys == 0 {
 		return
 	}
-	if len(*sp) < j.nkeys {
-		*sp = make([]float32, j.nkeys)
+	if need := j.nkeys + j.wide*hd; len(*sp) < need {
+		*sp = make([]float32, need)
 	}
 	s := (*sp)[:j.nkeys]
+	wbuf := (*sp)[j.nkeys : j.nkeys+j.wide*hd]
 	qh := j.q[h*hd : (h+1)*hd]
+	// Bfloat16 rows are widened attnWideRows at a time into wbuf.
+	wrows := func(sg *attnSeg, b16 []uint16, r0, n int) []float32 {
+		kv := KV{Stride: sg.stride}
+		return kv.rows16(b16, (sg.first+r0)*sg.stride+h*sg.headOff, n, hd, wbuf)
+	}
 	off := 0
 	for i := range j.segs {
-		if sg := &j.segs[i]; sg.n > 0 {
-			attnScores(s[off:off+sg.n], qh, sg.keys[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale)
-			off += sg.n
+		sg := &j.segs[i]
+		if sg.n == 0 {
+			continue
 		}
+		if sg.keys16 == nil {
+			attnScores(s[off:off+sg.n], qh, sg.keys[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale)
+		} else {
+			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
+				n := min(attnWideRows, sg.n-r0)
+				attnScores(s[off+r0:off+r0+n], qh, wrows(sg, sg.keys16, r0, n), hd, j.scale)
+			}
+		}
+		off += sg.n
 	}
 	Softmax(s)
 	off = 0
 	for i := range j.segs {
-		if sg := &j.segs[i]; sg.n > 0 {
-			attnSum(oh, s[off:off+sg.n], sg.vals[sg.first*sg.stride+h*sg.headOff:], sg.stride)
-			off += sg.n
+		sg := &j.segs[i]
+		if sg.n == 0 {
+			continue
 		}
+		if sg.vals16 == nil {
+			attnSum(oh, s[off:off+sg.n], sg.vals[sg.first*sg.stride+h*sg.headOff:], sg.stride)
+		} else {
+			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
+				n := min(attnWideRows, sg.n-r0)
+				attnSum(oh, s[off+r0:off+r0+n], wrows(sg, sg.vals16, r0, n), hd)
+			}
+		}
+		off += sg.n
 	}
 }
 

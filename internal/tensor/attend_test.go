@@ -182,6 +182,60 @@ func TestAttendKV(t *testing.T) {
 	AttendKV(make([]float32, 8), make([]float32, 8), KV{K: make([]float32, 10), V: make([]float32, 10), Stride: 4, HeadStride: 5}, 3, 2, 4, 1, make([]float32, 3))
 }
 
+// TestAttendKVBF16 checks bfloat16 caches in AttendKV2: each block may be
+// float32 or bfloat16, and the result is bit for bit that of float32 blocks
+// holding the widened values, on every implementation and thread count.
+func TestAttendKVBF16(t *testing.T) {
+	useThreads(t, Threads())
+	r := rand.New(rand.NewPCG(37, 38))
+	round := func(x []float32) []uint16 {
+		out := make([]uint16, len(x))
+		for i, v := range x {
+			out[i] = F32ToBF16(v)
+		}
+		return out
+	}
+	for _, tc := range attendShapes {
+		if tc.nkeys == 0 || tc.hd == 0 {
+			continue
+		}
+		d := tc.heads * tc.hd
+		na := tc.nkeys / 3
+		nb := tc.nkeys - na
+		mk := func(n int) (KV, KV) {
+			capacity := n + 2
+			k, v := randVec(r, tc.heads*capacity*tc.hd), randVec(r, tc.heads*capacity*tc.hd)
+			for i := range k {
+				k[i], v[i] = BF16ToF32(F32ToBF16(k[i])), BF16ToF32(F32ToBF16(v[i]))
+			}
+			f := KV{K: k, V: v, Stride: tc.hd, HeadStride: capacity * tc.hd}
+			b := KV{K16: round(k), V16: round(v), Stride: tc.hd, HeadStride: capacity * tc.hd}
+			return f, b
+		}
+		af, ab := mk(na)
+		bf, bb := mk(nb)
+		q := randVec(r, d)
+		for _, im := range impls() {
+			useImpl(t, im)
+			for _, threads := range []int{1, 2} {
+				SetThreads(threads)
+				want := make([]float32, d)
+				AttendKV2(want, q, af, na, bf, nb, tc.heads, tc.hd, 0.125, make([]float32, tc.nkeys))
+				for _, c := range []struct {
+					name string
+					a, b KV
+				}{{"both", ab, bb}, {"prefix only", ab, bf}, {"own only", af, bb}} {
+					got := make([]float32, d)
+					AttendKV2(got, q, c.a, na, c.b, nb, tc.heads, tc.hd, 0.125, make([]float32, tc.nkeys))
+					if !bitsEqual(got, want) {
+						t.Fatalf("%+v %v threads=%d %s: bfloat16 blocks differ from float32 ones", tc, im, threads, c.name)
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestAttnScoresPosition checks that a key's score does not depend on how
 // many keys are scored with it or where it sits (blocked vs single path).
 func TestAttnScoresPosition(t *testing.T) {
