@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -398,5 +399,43 @@ func TestSayInterrupt(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 0 {
 		t.Fatalf("files left after interrupt: %v", ents)
+	}
+}
+
+// TestServeFlagValidation: bad serve flags are refused with a clear message
+// before anything is loaded or bound.
+func TestServeFlagValidation(t *testing.T) {
+	lm, cd := filepath.Join(fixtures, "tiny-a", "lm"), filepath.Join(fixtures, "tiny-a", "codec")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--idle-release", "-1s"}, "--idle-release must not be negative"},
+		{[]string{"--max-streams", "0"}, "--max-streams must be at least 1"},
+		{[]string{"--matmul", "fp8"}, `--matmul "fp8": want f32 or bf16`},
+	} {
+		r := runBin(t, nil, nil, append([]string{"serve", "--model", lm, "--codec", cd, "--addr", "127.0.0.1:0"}, tc.args...)...)
+		if r.code == 0 || !strings.Contains(string(r.stderr), tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want a failure mentioning %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// TestTuneGC: the collector target is gcPercent unless GOGC is set.
+func TestTuneGC(t *testing.T) {
+	old := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(old)
+	tuneGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != gcPercent {
+		t.Fatalf("GOGC unset: target %d, want %d", got, gcPercent)
+	}
+	tuneGC(func(k string) string {
+		if k == "GOGC" {
+			return "100"
+		}
+		return ""
+	})
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Fatalf("GOGC set: target changed to %d", got)
 	}
 }

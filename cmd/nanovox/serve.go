@@ -31,6 +31,7 @@ type serveOptions struct {
 	realtime                                  bool
 	maxBodyBytes                              int64
 	idleWrite, shutdown, drainGrace           time.Duration
+	idleRelease                               time.Duration
 	prefixCacheMB, maxVoices, maxFrames       int
 }
 
@@ -72,6 +73,7 @@ See docs/configuration.md.`,
 	f.IntVar(&o.prefixCacheMB, "prefix-cache-mb", 512, "memory budget of the voice prompt-prefix cache, MiB (0 disables)")
 	f.IntVar(&o.maxVoices, "max-voices", voice.DefaultMaxVoices, "most saved voices")
 	f.IntVar(&o.maxFrames, "max-frames-limit", 375, "upper bound for a request's max_new_frames (frames per text chunk)")
+	f.DurationVar(&o.idleRelease, "idle-release", 60*time.Second, "after this long without a request generating, drop the per-stream buffers kept for reuse (KV caches, decoder rings) so their memory can return to the system (0 keeps them)")
 	return cmd
 }
 
@@ -123,6 +125,8 @@ func (o *serveOptions) validate() error {
 		return usagef("--shutdown-timeout must be positive")
 	case o.drainGrace < 0:
 		return usagef("--drain-grace must not be negative")
+	case o.idleRelease < 0:
+		return usagef("--idle-release must not be negative")
 	}
 	if o.queue < 0 {
 		o.queue = 2 * o.maxStreams
@@ -153,7 +157,8 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	metrics := server.NewMetrics()
 	eng := engine.New(fam, engine.Config{
 		MaxStreams: o.maxStreams, Queue: o.queue, RealTime: o.realtime, PrefixCacheBytes: int64(o.prefixCacheMB) << 20,
-		Logger: log, Observer: metrics,
+		IdleRelease: o.idleRelease,
+		Logger:      log, Observer: metrics,
 	})
 	vm := voiceModel(info)
 	var voices server.Voices

@@ -34,6 +34,11 @@ type Config struct {
 	RealTime bool
 	// PrefixCacheBytes bounds the voice prefix cache (0 disables it).
 	PrefixCacheBytes int64
+	// IdleRelease is how long the engine waits with no stream before it
+	// asks the family to drop the buffers kept from finished streams
+	// (IdleReleaser); 0 keeps them for the engine's lifetime. Buffers are
+	// kept because fresh ones cost page faults on their first use.
+	IdleRelease time.Duration
 	// Logger receives mid-stream faults; nil discards them.
 	Logger *slog.Logger
 	// Observer, if set, is told about stream events (metrics).
@@ -347,6 +352,8 @@ func (e *Engine) loop() {
 	var jobs []Job
 	var inflight *rendering // generated, not yet rendered
 	var coalesced time.Duration
+	rel, canRelease := e.fam.(IdleReleaser)
+	released := true // nothing kept yet
 	for {
 		e.mu.Lock()
 		// Retire cancelled streams; pick the ready ones.
@@ -364,10 +371,11 @@ func (e *Engine) loop() {
 		}
 		clear(e.streams[len(live):])
 		e.streams = live
-		if len(e.streams) == 0 {
+		empty := len(e.streams) == 0
+		if empty {
 			e.idle.Broadcast()
 		}
-		stop := e.closed && len(e.streams) == 0 && inflight == nil
+		stop := e.closed && empty && inflight == nil
 		e.mu.Unlock()
 		if stop {
 			return
@@ -375,9 +383,21 @@ func (e *Engine) loop() {
 		if len(ready) == 0 && inflight == nil {
 			// Wakes come from a new stream, a chunk taken by a reader, a
 			// cancelled context and Close.
-			<-e.wake
+			if !empty || released || !canRelease || e.cfg.IdleRelease <= 0 {
+				<-e.wake
+				continue
+			}
+			t := time.NewTimer(e.cfg.IdleRelease)
+			select {
+			case <-e.wake:
+				t.Stop()
+			case <-t.C:
+				rel.ReleaseIdle()
+				released = true
+			}
 			continue
 		}
+		released = false
 		if e.coalesce(ready, inflight != nil, &coalesced) {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -525,6 +526,49 @@ func TestRealTimeLimit(t *testing.T) {
 			t.Errorf("real-time limit: %d streams stepped together (limit %d), want at most 2", most, limit)
 		case !rt && most != 6:
 			t.Errorf("no limit: at most %d streams stepped together, want 6", most)
+		}
+	}
+}
+
+// countRelease counts the engine's ReleaseIdle calls on the real family.
+type countRelease struct {
+	*mossnano.Family
+	n atomic.Int32
+}
+
+func (f *countRelease) ReleaseIdle() {
+	f.n.Add(1)
+	f.Family.ReleaseIdle()
+}
+
+// TestIdleRelease: the engine drops the family's kept buffers once it has
+// been idle for Config.IdleRelease after a stream, once per idle period,
+// and never before anything ran.
+func TestIdleRelease(t *testing.T) {
+	f := &countRelease{Family: family(t)}
+	e := engine.New(f, engine.Config{MaxStreams: 2, Queue: 2, IdleRelease: 30 * time.Millisecond})
+	defer e.Close(context.Background())
+	time.Sleep(150 * time.Millisecond)
+	if n := f.n.Load(); n != 0 {
+		t.Fatalf("released %d times before any stream", n)
+	}
+	for round := int32(1); round <= 2; round++ {
+		s, err := e.Submit(context.Background(), engine.Request{Text: "Idle test.", RefPCM: refPCM, Params: params(f, 1, 3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(t, s)
+		s.Close()
+		deadline := time.Now().Add(5 * time.Second)
+		for f.n.Load() < round && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if n := f.n.Load(); n != round {
+			t.Fatalf("round %d: released %d times, want %d", round, n, round)
+		}
+		time.Sleep(150 * time.Millisecond) // idle on: no second release
+		if n := f.n.Load(); n != round {
+			t.Fatalf("round %d: released %d times while idle, want %d", round, n, round)
 		}
 	}
 }

@@ -128,6 +128,14 @@ type Family interface {
 	Close() error
 }
 
+// IdleReleaser is implemented by families that keep per-stream buffers
+// (KV caches, decoder rings) for reuse: ReleaseIdle drops the idle ones so
+// that their memory can go back to the system. The engine calls it once
+// Config.IdleRelease has passed without a stream.
+type IdleReleaser interface {
+	ReleaseIdle()
+}
+
 // InputError is a request the model cannot serve as given. Servers map it
 // to 400.
 type InputError struct{ Msg string }

@@ -111,8 +111,8 @@ func (m *Model) prefill(c *kvCache, ref [][]int) {
 	rows := m.PrefixRows(ref)
 	n := len(rows) / (m.Config.NVQ + 1)
 	// The scratch of earlier prefills is reused: its memory is faulted in.
-	ws, _ := m.wsPool.Get().(*workspace)
-	if ws == nil {
+	ws, ok := m.wsPool.Get()
+	if !ok {
 		ws = new(workspace)
 	}
 	defer m.wsPool.Put(ws)
@@ -175,7 +175,7 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 // getCache returns an empty global KV cache with room for n positions,
 // reusing one from a finished generation when possible.
 func (m *Model) getCache(n int) *kvCache {
-	if c, ok := m.cachePool.Get().(*kvCache); ok {
+	if c, ok := m.cachePool.Get(); ok {
 		c.reset()
 		c.reserve(n)
 		return c

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
+	"github.com/nanovox/nanovox/internal/freelist"
 	"github.com/nanovox/nanovox/internal/spm"
 	"github.com/nanovox/nanovox/internal/tensor"
 	"github.com/nanovox/nanovox/internal/weights"
@@ -52,10 +52,11 @@ type Model struct {
 	local    stack
 	rope     *tensor.RoPE
 	template template
-	// cachePool holds the KV caches of finished generations.
-	cachePool sync.Pool
+	// cachePool holds the KV caches of finished generations (their memory
+	// is faulted in: reusing it is cheaper than fresh memory).
+	cachePool freelist.List[*kvCache]
 	// wsPool holds the scratch of NewPrefix calls.
-	wsPool sync.Pool
+	wsPool freelist.List[*workspace]
 	// kv16: KV caches hold bfloat16 (Options.BF16Dot).
 	kv16 bool
 }
@@ -211,6 +212,18 @@ func load(dir string, opts Options) (*Model, error) {
 	}
 	return m, nil
 }
+
+// ReleaseIdle drops the KV caches and scratch kept from finished
+// generations, so that the garbage collector can return their memory; the
+// next requests allocate new ones. For a server that has been idle a while.
+func (m *Model) ReleaseIdle() {
+	m.cachePool.Drain()
+	m.wsPool.Drain()
+}
+
+// IdleBuffers returns how many KV caches and scratch sets are kept for
+// reuse.
+func (m *Model) IdleBuffers() int { return m.cachePool.Len() + m.wsPool.Len() }
 
 // WeightBytes returns the memory held by the model's weights.
 func (m *Model) WeightBytes() int64 {

@@ -12,10 +12,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sync"
 
 	"github.com/nanovox/nanovox/internal/codec"
 	"github.com/nanovox/nanovox/internal/engine"
+	"github.com/nanovox/nanovox/internal/freelist"
 	"github.com/nanovox/nanovox/internal/nano"
 )
 
@@ -26,17 +26,24 @@ type Family struct {
 	name   string
 	matmul string
 	// decoders keeps streaming decoders of finished requests: a new
-	// decoder's ~26 MB of K/V windows cost page faults the first time they
-	// are written; a reset one does not.
-	decoders sync.Pool
+	// decoder's K/V windows (26 MB, 13 with --matmul bf16) cost page faults
+	// the first time they are written; a reset one does not.
+	decoders freelist.List[*codec.Decoder]
 }
 
 // decoder returns a reset streaming decoder.
 func (f *Family) decoder() *codec.Decoder {
-	if d, ok := f.decoders.Get().(*codec.Decoder); ok {
+	if d, ok := f.decoders.Get(); ok {
 		return d
 	}
 	return f.Codec.NewDecoder()
+}
+
+// ReleaseIdle implements engine.IdleReleaser: it drops the decoders and
+// KV caches kept from finished requests.
+func (f *Family) ReleaseIdle() {
+	f.decoders.Drain()
+	f.LM.ReleaseIdle()
 }
 
 // Options tune Load.
