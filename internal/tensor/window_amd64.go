@@ -80,8 +80,14 @@ func windowTiles(dst []windowTile, nq int) []windowTile {
 
 // windowKeyBlock is how many keys the weighted sums take per pass over the
 // head's dimension groups, so that a block of probabilities stays in L1
-// across the groups.
+// across the groups. Splitting the keys into blocks keeps every output one
+// chain over the keys in order, so the block size never changes a result.
 const windowKeyBlock = 256
+
+// windowWideRows is the block of bfloat16 keys and values widened at a time
+// (KV.K16): small enough that the widened copy stays in the first-level
+// cache.
+const windowWideRows = 128
 
 // windowTileSIMD computes head h of tile t with the vector kernels. The
 // tile's scratch, from *sp: qT and oT [hd][R], sT [keys][R], R = the tile's
@@ -108,9 +114,11 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	}
 	n := t.kmax - t.kmin
 	need := 2*hd*R + n*R
-	wide := kv.bf16() // keys of a run and values of a key block widened here
+	wide := kv.bf16() // blocks of keys and values widened here
+	block := windowKeyBlock
 	if wide {
-		need += n*hd + windowKeyBlock*hd
+		block = windowWideRows
+		need += 2 * block * hd
 	}
 	if len(*sp) < need {
 		*sp = make([]float32, need)
@@ -119,8 +127,8 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	qT, oT, sT := buf[:hd*R], buf[hd*R:2*hd*R], buf[2*hd*R:2*hd*R+n*R]
 	var kbuf, vbuf []float32
 	if wide {
-		kbuf = buf[2*hd*R+n*R : 2*hd*R+n*R+n*hd]
-		vbuf = buf[2*hd*R+n*R+n*hd : need]
+		kbuf = buf[2*hd*R+n*R : 2*hd*R+n*R+block*hd]
+		vbuf = buf[2*hd*R+n*R+block*hd : need]
 	}
 	for r := range R {
 		if r >= t.n {
@@ -137,8 +145,13 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	}
 	for _, r := range t.runs {
 		if wide {
-			k := kv.rows16(kv.K16, r.row*kv.Stride+koff, r.n, hd, kbuf)
-			kn.scores(&qT[0], &k[0], hd, r.n, hd, j.scale, &sT[r.j0*R])
+			// Scores are per key: widening a block at a time changes
+			// nothing and keeps the copy in the first-level cache.
+			for c0 := 0; c0 < r.n; c0 += block {
+				cn := min(block, r.n-c0)
+				k := kv.rows16(kv.K16, (r.row+c0)*kv.Stride+koff, cn, hd, kbuf)
+				kn.scores(&qT[0], &k[0], hd, cn, hd, j.scale, &sT[(r.j0+c0)*R])
+			}
 			continue
 		}
 		kn.scores(&qT[0], &kv.K[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
@@ -149,8 +162,8 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	clear(oT)
 	win := &t.win[0]
 	G := len(kn.pv)
-	for b0 := 0; b0 < n; b0 += windowKeyBlock {
-		b1 := min(b0+windowKeyBlock, n)
+	for b0 := 0; b0 < n; b0 += block {
+		b1 := min(b0+block, n)
 		if wide {
 			for _, r := range t.runs {
 				if a, e := max(r.j0, b0), min(r.j0+r.n, b1); a < e {

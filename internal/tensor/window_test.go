@@ -350,6 +350,33 @@ func BenchmarkAttendWindows(b *testing.B) {
 					AttendWindows(out, d, q, 3*d, KV{K: k, V: v, Stride: d}, lo, hi, heads, hd, 0.125, &sc)
 				}
 			})
+			// Head-major, as the codec's rings: float32 and bfloat16.
+			hk, hv := make([]float32, tc.nkeys*d), make([]float32, tc.nkeys*d)
+			for j := range tc.nkeys {
+				for h := range heads {
+					copy(hk[(h*tc.nkeys+j)*hd:(h*tc.nkeys+j+1)*hd], k[j*d+h*hd:])
+					copy(hv[(h*tc.nkeys+j)*hd:(h*tc.nkeys+j+1)*hd], v[j*d+h*hd:])
+				}
+			}
+			hk16, hv16 := make([]uint16, len(hk)), make([]uint16, len(hv))
+			RoundBF16(hk16, hk)
+			RoundBF16(hv16, hv)
+			for _, kv := range []struct {
+				name string
+				kv   KV
+			}{
+				{"headmajor", KV{K: hk, V: hv, Stride: hd, HeadStride: tc.nkeys * hd}},
+				{"headmajor-bf16", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd}},
+			} {
+				b.Run(fmt.Sprintf("%s/%s/t=%d", tc.name, kv.name, threads), func(b *testing.B) {
+					useThreads(b, threads)
+					var sc AttnScratch
+					b.ReportAllocs()
+					for b.Loop() {
+						AttendWindows(out, d, q, 3*d, kv.kv, lo, hi, heads, hd, 0.125, &sc)
+					}
+				})
+			}
 			b.Run(fmt.Sprintf("%s/rowwise/t=%d", tc.name, threads), func(b *testing.B) {
 				useThreads(b, threads)
 				sc := make([]float32, tc.nkeys)
