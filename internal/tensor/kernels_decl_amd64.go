@@ -264,7 +264,7 @@ func attnSumAVX512_7(out *float32, p *float32, v *float32, stride int, n int)
 //go:noescape
 func attnSumAVX512_8(out *float32, p *float32, v *float32, stride int, n int)
 
-// mqScoresAVX512 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride floats apart.
+// mqScoresAVX512 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride elements apart.
 //
 //go:noescape
 func mqScoresAVX512(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
@@ -429,7 +429,7 @@ func mqPVAVX512_16(oT *float32, pT *float32, v *float32, stride int, n int)
 //go:noescape
 func mqPVMaskAVX512_16(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
 
-// mqScoresAVX512x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd floats, stride floats apart.
+// mqScoresAVX512x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd floats, stride elements apart.
 //
 //go:noescape
 func mqScoresAVX512x2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
@@ -513,6 +513,256 @@ func mqPVAVX512x2_8(oT *float32, pT *float32, v *float32, stride int, n int)
 //
 //go:noescape
 func mqPVMaskAVX512x2_8(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqScoresBF16AVX512 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd bfloat16 values, stride elements apart.
+//
+//go:noescape
+func mqScoresBF16AVX512(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqPVBF16AVX512_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_1(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_1(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_2(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_2(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_3(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_3(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_4(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_4(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_5(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_5(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_6(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_6(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_7(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_7(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_8(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_8(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_9 accumulates probability-weighted values into 9 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_9(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_9 accumulates probability-weighted values into 9 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_9(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_10 accumulates probability-weighted values into 10 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_10(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_10 accumulates probability-weighted values into 10 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_10(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_11 accumulates probability-weighted values into 11 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_11(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_11 accumulates probability-weighted values into 11 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_11(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_12 accumulates probability-weighted values into 12 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_12(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_12 accumulates probability-weighted values into 12 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_12(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_13 accumulates probability-weighted values into 13 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_13(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_13 accumulates probability-weighted values into 13 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_13(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_14 accumulates probability-weighted values into 14 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_14(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_14 accumulates probability-weighted values into 14 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_14(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_15 accumulates probability-weighted values into 15 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_15(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_15 accumulates probability-weighted values into 15 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_15(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512_16 accumulates probability-weighted values into 16 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512_16(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512_16 accumulates probability-weighted values into 16 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512_16(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqScoresBF16AVX512x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd bfloat16 values, stride elements apart.
+//
+//go:noescape
+func mqScoresBF16AVX512x2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqPVBF16AVX512x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512x2_1(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512x2_1(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512x2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512x2_2(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512x2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512x2_2(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512x2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512x2_3(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512x2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512x2_3(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512x2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512x2_4(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512x2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512x2_4(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512x2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512x2_5(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512x2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512x2_5(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512x2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512x2_6(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512x2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512x2_6(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512x2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512x2_7(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512x2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512x2_7(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX512x2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX512x2_8(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX512x2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX512x2_8(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
 
 // mqSoftmaxAVX512 turns one vector column of a tile's scores into softmax probabilities over each lane's visible keys.
 //
@@ -709,7 +959,7 @@ func attnSumAVX2_7(out *float32, p *float32, v *float32, stride int, n int)
 //go:noescape
 func attnSumAVX2_8(out *float32, p *float32, v *float32, stride int, n int)
 
-// mqScoresAVX2 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride floats apart.
+// mqScoresAVX2 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride elements apart.
 //
 //go:noescape
 func mqScoresAVX2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
@@ -794,7 +1044,7 @@ func mqPVAVX2_8(oT *float32, pT *float32, v *float32, stride int, n int)
 //go:noescape
 func mqPVMaskAVX2_8(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
 
-// mqScoresAVX2x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd floats, stride floats apart.
+// mqScoresAVX2x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd floats, stride elements apart.
 //
 //go:noescape
 func mqScoresAVX2x2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
@@ -838,6 +1088,136 @@ func mqPVAVX2x2_4(oT *float32, pT *float32, v *float32, stride int, n int)
 //
 //go:noescape
 func mqPVMaskAVX2x2_4(oT *float32, pT *float32, v *float32, stride int, n int, win *int32, j0 int)
+
+// mqScoresBF16AVX2 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd bfloat16 values, stride elements apart.
+//
+//go:noescape
+func mqScoresBF16AVX2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqPVBF16AVX2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2_1(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2_1(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2_2(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2_2(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2_3(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2_3(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2_4(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2_4(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2_5(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2_5(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2_6(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2_6(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2_7(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2_7(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2_8(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2_8(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqScoresBF16AVX2x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd bfloat16 values, stride elements apart.
+//
+//go:noescape
+func mqScoresBF16AVX2x2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqPVBF16AVX2x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2x2_1(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2x2_1(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2x2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2x2_2(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2x2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2x2_2(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2x2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2x2_3(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2x2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2x2_3(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVBF16AVX2x2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16AVX2x2_4(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVMaskBF16AVX2x2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16AVX2x2_4(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
 
 // mqSoftmaxAVX2 turns one vector column of a tile's scores into softmax probabilities over each lane's visible keys.
 //

@@ -9,6 +9,11 @@ type windowKernels struct {
 	softmax func(sT *float32, n, stride int, win *int32)
 	pv      []func(oT, pT, v *float32, stride, n int)
 	pvMask  []func(oT, pT, v *float32, stride, n int, win *int32, j0 int)
+	// The same for bfloat16 keys and values (KV.K16), widened exactly in
+	// the kernels.
+	scoresBF func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32)
+	pvBF     []func(oT, pT *float32, v *uint16, stride, n int)
+	pvMaskBF []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
 }
 
 // Every lane performs the same IEEE operations in the same order whatever
@@ -25,6 +30,9 @@ var (
 			mqPVMaskAVX512_3, mqPVMaskAVX512_4, mqPVMaskAVX512_5, mqPVMaskAVX512_6, mqPVMaskAVX512_7, mqPVMaskAVX512_8,
 			mqPVMaskAVX512_9, mqPVMaskAVX512_10, mqPVMaskAVX512_11, mqPVMaskAVX512_12, mqPVMaskAVX512_13,
 			mqPVMaskAVX512_14, mqPVMaskAVX512_15, mqPVMaskAVX512_16},
+		scoresBF: mqScoresBF16AVX512,
+		pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX512_1, mqPVBF16AVX512_2, mqPVBF16AVX512_3, mqPVBF16AVX512_4, mqPVBF16AVX512_5, mqPVBF16AVX512_6, mqPVBF16AVX512_7, mqPVBF16AVX512_8, mqPVBF16AVX512_9, mqPVBF16AVX512_10, mqPVBF16AVX512_11, mqPVBF16AVX512_12, mqPVBF16AVX512_13, mqPVBF16AVX512_14, mqPVBF16AVX512_15, mqPVBF16AVX512_16},
+		pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX512_1, mqPVMaskBF16AVX512_2, mqPVMaskBF16AVX512_3, mqPVMaskBF16AVX512_4, mqPVMaskBF16AVX512_5, mqPVMaskBF16AVX512_6, mqPVMaskBF16AVX512_7, mqPVMaskBF16AVX512_8, mqPVMaskBF16AVX512_9, mqPVMaskBF16AVX512_10, mqPVMaskBF16AVX512_11, mqPVMaskBF16AVX512_12, mqPVMaskBF16AVX512_13, mqPVMaskBF16AVX512_14, mqPVMaskBF16AVX512_15, mqPVMaskBF16AVX512_16},
 	}
 	windowKernels16x2 = windowKernels{
 		scores:  mqScoresAVX512x2,
@@ -34,6 +42,9 @@ var (
 		pvMask: []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskAVX512x2_1, mqPVMaskAVX512x2_2,
 			mqPVMaskAVX512x2_3, mqPVMaskAVX512x2_4, mqPVMaskAVX512x2_5, mqPVMaskAVX512x2_6, mqPVMaskAVX512x2_7,
 			mqPVMaskAVX512x2_8},
+		scoresBF: mqScoresBF16AVX512x2,
+		pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX512x2_1, mqPVBF16AVX512x2_2, mqPVBF16AVX512x2_3, mqPVBF16AVX512x2_4, mqPVBF16AVX512x2_5, mqPVBF16AVX512x2_6, mqPVBF16AVX512x2_7, mqPVBF16AVX512x2_8},
+		pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX512x2_1, mqPVMaskBF16AVX512x2_2, mqPVMaskBF16AVX512x2_3, mqPVMaskBF16AVX512x2_4, mqPVMaskBF16AVX512x2_5, mqPVMaskBF16AVX512x2_6, mqPVMaskBF16AVX512x2_7, mqPVMaskBF16AVX512x2_8},
 	}
 	windowKernels8 = windowKernels{
 		scores:  mqScoresAVX2,
@@ -42,6 +53,9 @@ var (
 			mqPVAVX2_5, mqPVAVX2_6, mqPVAVX2_7, mqPVAVX2_8},
 		pvMask: []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskAVX2_1, mqPVMaskAVX2_2,
 			mqPVMaskAVX2_3, mqPVMaskAVX2_4, mqPVMaskAVX2_5, mqPVMaskAVX2_6, mqPVMaskAVX2_7, mqPVMaskAVX2_8},
+		scoresBF: mqScoresBF16AVX2,
+		pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX2_1, mqPVBF16AVX2_2, mqPVBF16AVX2_3, mqPVBF16AVX2_4, mqPVBF16AVX2_5, mqPVBF16AVX2_6, mqPVBF16AVX2_7, mqPVBF16AVX2_8},
+		pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX2_1, mqPVMaskBF16AVX2_2, mqPVMaskBF16AVX2_3, mqPVMaskBF16AVX2_4, mqPVMaskBF16AVX2_5, mqPVMaskBF16AVX2_6, mqPVMaskBF16AVX2_7, mqPVMaskBF16AVX2_8},
 	}
 	windowKernels8x2 = windowKernels{
 		scores:  mqScoresAVX2x2,
@@ -49,6 +63,9 @@ var (
 		pv:      []func(oT, pT, v *float32, stride, n int){mqPVAVX2x2_1, mqPVAVX2x2_2, mqPVAVX2x2_3, mqPVAVX2x2_4},
 		pvMask: []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskAVX2x2_1, mqPVMaskAVX2x2_2,
 			mqPVMaskAVX2x2_3, mqPVMaskAVX2x2_4},
+		scoresBF: mqScoresBF16AVX2x2,
+		pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX2x2_1, mqPVBF16AVX2x2_2, mqPVBF16AVX2x2_3, mqPVBF16AVX2x2_4},
+		pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX2x2_1, mqPVMaskBF16AVX2x2_2, mqPVMaskBF16AVX2x2_3, mqPVMaskBF16AVX2x2_4},
 	}
 )
 
@@ -84,11 +101,6 @@ func windowTiles(dst []windowTile, nq int) []windowTile {
 // chain over the keys in order, so the block size never changes a result.
 const windowKeyBlock = 256
 
-// windowWideRows is the block of bfloat16 keys and values widened at a time
-// (KV.K16): small enough that the widened copy stays in the first-level
-// cache.
-const windowWideRows = 128
-
 // windowTileSIMD computes head h of tile t with the vector kernels. The
 // tile's scratch, from *sp: qT and oT [hd][R], sT [keys][R], R = the tile's
 // lanes × vectors.
@@ -114,22 +126,12 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	}
 	n := t.kmax - t.kmin
 	need := 2*hd*R + n*R
-	wide := kv.bf16() // blocks of keys and values widened here
-	block := windowKeyBlock
-	if wide {
-		block = windowWideRows
-		need += 2 * block * hd
-	}
 	if len(*sp) < need {
 		*sp = make([]float32, need)
 	}
 	buf := *sp
-	qT, oT, sT := buf[:hd*R], buf[hd*R:2*hd*R], buf[2*hd*R:2*hd*R+n*R]
-	var kbuf, vbuf []float32
-	if wide {
-		kbuf = buf[2*hd*R+n*R : 2*hd*R+n*R+block*hd]
-		vbuf = buf[2*hd*R+n*R+block*hd : need]
-	}
+	qT, oT, sT := buf[:hd*R], buf[hd*R:2*hd*R], buf[2*hd*R:need]
+	bf := kv.bf16() // bfloat16 keys and values: the BF kernels
 	for r := range R {
 		if r >= t.n {
 			for c := range hd {
@@ -144,14 +146,8 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 		}
 	}
 	for _, r := range t.runs {
-		if wide {
-			// Scores are per key: widening a block at a time changes
-			// nothing and keeps the copy in the first-level cache.
-			for c0 := 0; c0 < r.n; c0 += block {
-				cn := min(block, r.n-c0)
-				k := kv.rows16(kv.K16, (r.row+c0)*kv.Stride+koff, cn, hd, kbuf)
-				kn.scores(&qT[0], &k[0], hd, cn, hd, j.scale, &sT[(r.j0+c0)*R])
-			}
+		if bf {
+			kn.scoresBF(&qT[0], &kv.K16[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
 			continue
 		}
 		kn.scores(&qT[0], &kv.K[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
@@ -162,15 +158,8 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	clear(oT)
 	win := &t.win[0]
 	G := len(kn.pv)
-	for b0 := 0; b0 < n; b0 += block {
-		b1 := min(b0+block, n)
-		if wide {
-			for _, r := range t.runs {
-				if a, e := max(r.j0, b0), min(r.j0+r.n, b1); a < e {
-					kv.rows16(kv.V16, (r.row+a-r.j0)*kv.Stride+koff, e-a, hd, vbuf[(a-b0)*hd:])
-				}
-			}
-		}
+	for b0 := 0; b0 < n; b0 += windowKeyBlock {
+		b1 := min(b0+windowKeyBlock, n)
 		for g := 0; g < hd; g += G {
 			gs := min(G, hd-g)
 			for _, r := range t.runs {
@@ -178,17 +167,16 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 				if a >= e {
 					continue
 				}
-				var v *float32
-				stride := kv.Stride
-				if wide {
-					v, stride = &vbuf[(a-b0)*hd+g], hd
-				} else {
-					v = &kv.V[(r.row+a-r.j0)*kv.Stride+koff+g]
-				}
-				if r.masked {
-					kn.pvMask[gs-1](&oT[g*R], &sT[a*R], v, stride, e-a, win, a)
-				} else {
-					kn.pv[gs-1](&oT[g*R], &sT[a*R], v, stride, e-a)
+				o := (r.row+a-r.j0)*kv.Stride + koff + g
+				switch {
+				case bf && r.masked:
+					kn.pvMaskBF[gs-1](&oT[g*R], &sT[a*R], &kv.V16[o], kv.Stride, e-a, win, a)
+				case bf:
+					kn.pvBF[gs-1](&oT[g*R], &sT[a*R], &kv.V16[o], kv.Stride, e-a)
+				case r.masked:
+					kn.pvMask[gs-1](&oT[g*R], &sT[a*R], &kv.V[o], kv.Stride, e-a, win, a)
+				default:
+					kn.pv[gs-1](&oT[g*R], &sT[a*R], &kv.V[o], kv.Stride, e-a)
 				}
 			}
 		}

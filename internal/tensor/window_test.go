@@ -484,3 +484,43 @@ func TestWidenBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestAttendWindowsEveryKernel reaches every weighted-sum kernel (each
+// group size, masked and unmasked, every tile width) and both scores
+// kernels of each width, with float32 and bfloat16 storage: head sizes
+// 1…16 put a group of exactly that size first, and staggered windows give
+// every tile a run of keys all rows see as well as masked edges. Each
+// implementation must match the portable code bit for bit.
+func TestAttendWindowsEveryKernel(t *testing.T) {
+	r := rand.New(rand.NewPCG(49, 50))
+	const nkeys = 40
+	for hd := 1; hd <= 16; hd++ {
+		for _, nq := range []int{3, 8, 12, 16, 20, 32} {
+			c := windowCase{heads: 2, hd: hd, nkeys: nkeys, headMajor: nq%2 == 0}
+			c.lo, c.hi = make([]int, nq), make([]int, nq)
+			for i := range nq {
+				c.lo[i], c.hi[i] = i/3, nkeys-(nq-1-i)/3
+			}
+			d := c.d()
+			q, k, v := randVec(r, nq*d), randVec(r, nkeys*d), randVec(r, nkeys*d)
+			for i := range k {
+				k[i], v[i] = BF16ToF32(F32ToBF16(k[i])), BF16ToF32(F32ToBF16(v[i]))
+			}
+			kv := c.layout(k, v)
+			kv16 := KV{K16: make([]uint16, len(kv.K)), V16: make([]uint16, len(kv.V)), Stride: kv.Stride, HeadStride: kv.HeadStride}
+			for i := range kv.K {
+				kv16.K16[i], kv16.V16[i] = F32ToBF16(kv.K[i]), F32ToBF16(kv.V[i])
+			}
+			useImpl(t, implGeneric)
+			want := runWindows(&c, q, kv, 0.3, nil)
+			for _, im := range impls()[1:] {
+				useImpl(t, im)
+				for name, x := range map[string]KV{"f32": kv, "bf16": kv16} {
+					if got := runWindows(&c, q, x, 0.3, nil); !bitsEqual(got, want) {
+						t.Fatalf("%v %v %s: differs from the portable code", &c, im, name)
+					}
+				}
+			}
+		}
+	}
+}

@@ -51,14 +51,49 @@ func mqGroup(is isa, v int) int {
 var mqVectors = []int{1, 2}
 
 func genWindows(is isa) {
-	for _, v := range mqVectors {
-		mqScores(is, v)
-		for g := 1; g <= mqGroup(is, v); g++ {
-			mqPV(is, v, g, false)
-			mqPV(is, v, g, true)
+	for _, bf := range []bool{false, true} {
+		for _, v := range mqVectors {
+			mqScores(is, v, bf)
+			for g := 1; g <= mqGroup(is, v); g++ {
+				mqPV(is, v, g, false, bf)
+				mqPV(is, v, g, true, bf)
+			}
 		}
 	}
 	mqSoftmax(is)
+}
+
+// The BF16 variants read keys or values stored as bfloat16 (tensor.KV.K16):
+// each element is broadcast as 16 bits and shifted into the high half of a
+// float32 lane, which is its exact float32 value, so they compute exactly
+// what the float32 kernels compute on the widened values.
+
+// elemBytes is the size of a key or value element.
+func elemBytes(bf bool) int {
+	if bf {
+		return 2
+	}
+	return 4
+}
+
+// broadcastElem broadcasts the key or value element at m into a vector.
+func (is isa) broadcastElem(m Mem, bf bool) VecVirtual {
+	t := is.vec()
+	if bf {
+		VPBROADCASTW(m, t)
+		VPSLLD(U8(16), t, t)
+	} else {
+		VBROADCASTSS(m, t)
+	}
+	return t
+}
+
+// bfName is the infix of the bfloat16 variants' names.
+func bfName(bf bool) string {
+	if bf {
+		return "BF16"
+	}
+	return ""
 }
 
 // mqSuffix names the kernels of an ISA and tile width.
@@ -158,14 +193,18 @@ func (w *window) next() { VPADDD(w.one, w.j, w.j) }
 // rows r, each score one FMA chain over c from zero. Keys are taken in
 // register blocks (then 4, then 1); every accumulator is one key of one
 // vector, so the blocking never changes a score.
-func mqScores(is isa, nv int) {
-	name := "mqScores" + mqSuffix(is, nv)
-	TEXT(name, NOSPLIT, "func(qT, k *float32, stride, n, hd int, scale float32, sT *float32)")
+func mqScores(is isa, nv int, bf bool) {
+	name := "mqScores" + bfName(bf) + mqSuffix(is, nv)
+	kt := "*float32"
+	if bf {
+		kt = "*uint16"
+	}
+	TEXT(name, NOSPLIT, "func(qT *float32, k "+kt+", stride, n, hd int, scale float32, sT *float32)")
 	Pragma("noescape")
-	Doc(fmt.Sprintf("%s computes the scaled scores of a tile of %d transposed query vectors against n keys of hd floats, stride floats apart.", name, nv))
+	Doc(fmt.Sprintf("%s computes the scaled scores of a tile of %d transposed query vectors against n keys of hd %s, stride elements apart.", name, nv, map[bool]string{false: "floats", true: "bfloat16 values"}[bf]))
 	kb := Load(Param("k"), GP64())
 	s := Load(Param("stride"), GP64())
-	SHLQ(U8(2), s)
+	SHLQ(U8(bits.TrailingZeros(uint(elemBytes(bf)))), s)
 	s3 := GP64()
 	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
 	n := Load(Param("n"), GP64())
@@ -181,7 +220,7 @@ func mqScores(is isa, nv int) {
 		Label(lbl)
 		CMPQ(n, U32(b))
 		JL(LabelRef(lbl + "_end"))
-		mqScoresBlock(is, nv, lbl, b, kb, s, s3, sT, scale)
+		mqScoresBlock(is, nv, lbl, b, kb, s, s3, sT, scale, bf)
 		SUBQ(U32(b), n)
 		JMP(LabelRef(lbl))
 		Label(lbl + "_end")
@@ -190,7 +229,8 @@ func mqScores(is isa, nv int) {
 	RET()
 }
 
-func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, scale VecVirtual) {
+func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, scale VecVirtual, bf bool) {
+	es := elemBytes(bf)
 	vb := 4 * is.lanes
 	row := nv * vb // bytes of one key's scores, or of one dimension of qT
 	bases := make([]Register, (b+3)/4)
@@ -231,12 +271,11 @@ func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, sc
 			VMOVUPS(mem(qp, u*row+v*vb), q[v])
 		}
 		for j := range acc {
-			if nv == 1 && is.lanes == 16 {
+			if nv == 1 && is.lanes == 16 && !bf {
 				VFMADD231PS_BCST(key(j, 4*u), q[0], acc[j][0])
 				continue
 			}
-			t := is.vec()
-			VBROADCASTSS(key(j, 4*u), t)
+			t := is.broadcastElem(key(j, es*u), bf)
 			for v := range q {
 				VFMADD231PS(t, q[v], acc[j][v])
 			}
@@ -250,7 +289,7 @@ func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, sc
 	}
 	ADDQ(U32(4*row), qp)
 	for _, r := range bases {
-		ADDQ(U32(16), r)
+		ADDQ(U32(4*es), r)
 	}
 	SUBQ(U32(4), c)
 	JMP(LabelRef(lbl + "_c4"))
@@ -260,7 +299,7 @@ func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, sc
 	step(0)
 	ADDQ(U32(row), qp)
 	for _, r := range bases {
-		ADDQ(U32(4), r)
+		ADDQ(U32(es), r)
 	}
 	DECQ(c)
 	JMP(LabelRef(lbl + "_c1"))
@@ -400,12 +439,12 @@ func mqSoftmax(is isa) {
 }
 
 // mqPVName is the name of the weighted-sum kernel over g head dimensions.
-func mqPVName(is isa, nv, g int, masked bool) string {
+func mqPVName(is isa, nv, g int, masked, bf bool) string {
 	m := ""
 	if masked {
 		m = "Mask"
 	}
-	return fmt.Sprintf("mqPV%s%s_%d", m, mqSuffix(is, nv), g)
+	return fmt.Sprintf("mqPV%s%s%s_%d", m, bfName(bf), mqSuffix(is, nv), g)
 }
 
 // mqPV generates, for tiles of nv vectors,
@@ -418,12 +457,17 @@ func mqPVName(is isa, nv, g int, masked bool) string {
 // the n keys as keys j0… of the windows at win and leaves a lane's
 // accumulators untouched for keys it does not see; the unmasked form is for
 // runs of keys every row sees.
-func mqPV(is isa, nv, g int, masked bool) {
-	name := mqPVName(is, nv, g, masked)
-	sig := "func(oT, pT, v *float32, stride, n int)"
-	if masked {
-		sig = "func(oT, pT, v *float32, stride, n int, win *int32, j0 int)"
+func mqPV(is isa, nv, g int, masked, bf bool) {
+	name := mqPVName(is, nv, g, masked, bf)
+	vt := "*float32"
+	if bf {
+		vt = "*uint16"
 	}
+	sig := "func(oT, pT *float32, v " + vt + ", stride, n int)"
+	if masked {
+		sig = "func(oT, pT *float32, v " + vt + ", stride, n int, win *int32, j0 int)"
+	}
+	es := elemBytes(bf)
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
 	what := "every lane"
@@ -437,7 +481,7 @@ func mqPV(is isa, nv, g int, masked bool) {
 	pT := Load(Param("pT"), GP64())
 	vp := Load(Param("v"), GP64())
 	s := Load(Param("stride"), GP64())
-	SHLQ(U8(2), s)
+	SHLQ(U8(bits.TrailingZeros(uint(es))), s)
 	n := Load(Param("n"), GP64())
 	var w *window
 	if masked {
@@ -470,16 +514,15 @@ func mqPV(is isa, nv, g int, masked bool) {
 			}
 		}
 		for c := range acc {
-			if !masked && nv == 1 && is.lanes == 16 {
+			if !masked && nv == 1 && is.lanes == 16 && !bf {
 				VFMADD231PS_BCST(mem(vp, 4*c), p[0], acc[c][0])
 				continue
 			}
-			if masked && nv == 1 && is.lanes == 16 {
+			if masked && nv == 1 && is.lanes == 16 && !bf {
 				VFMADD231PS_BCST(mem(vp, 4*c), p[0], ks[0], acc[c][0])
 				continue
 			}
-			t := is.vec()
-			VBROADCASTSS(mem(vp, 4*c), t)
+			t := is.broadcastElem(mem(vp, es*c), bf)
 			for v, a := range acc[c] {
 				switch {
 				case !masked:
