@@ -149,7 +149,8 @@ func (j *attendJob) run(h int, sp *[]float32) {
 	s := (*sp)[:j.nkeys]
 	wbuf := (*sp)[j.nkeys : j.nkeys+j.wide*hd]
 	qh := j.q[h*hd : (h+1)*hd]
-	// Bfloat16 rows are widened attnWideRows at a time into wbuf.
+	// Bfloat16 rows: the SIMD kernels read them directly; the portable
+	// code widens attnWideRows at a time into wbuf.
 	wrows := func(sg *attnSeg, b16 []uint16, r0, n int) []float32 {
 		kv := KV{Stride: sg.stride}
 		return kv.rows16(b16, (sg.first+r0)*sg.stride+h*sg.headOff, n, hd, wbuf)
@@ -160,9 +161,11 @@ func (j *attendJob) run(h int, sp *[]float32) {
 		if sg.n == 0 {
 			continue
 		}
-		if sg.keys16 == nil {
+		switch {
+		case sg.keys16 == nil:
 			attnScores(s[off:off+sg.n], qh, sg.keys[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale)
-		} else {
+		case attnScoresBFSIMD(s[off:off+sg.n], qh, sg.keys16[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale):
+		default:
 			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
 				n := min(attnWideRows, sg.n-r0)
 				attnScores(s[off+r0:off+r0+n], qh, wrows(sg, sg.keys16, r0, n), hd, j.scale)
@@ -177,9 +180,11 @@ func (j *attendJob) run(h int, sp *[]float32) {
 		if sg.n == 0 {
 			continue
 		}
-		if sg.vals16 == nil {
+		switch {
+		case sg.vals16 == nil:
 			attnSum(oh, s[off:off+sg.n], sg.vals[sg.first*sg.stride+h*sg.headOff:], sg.stride)
-		} else {
+		case attnSumBFSIMD(oh, s[off:off+sg.n], sg.vals16[sg.first*sg.stride+h*sg.headOff:], sg.stride):
+		default:
 			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
 				n := min(attnWideRows, sg.n-r0)
 				attnSum(oh, s[off+r0:off+r0+n], wrows(sg, sg.vals16, r0, n), hd)

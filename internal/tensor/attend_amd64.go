@@ -9,6 +9,42 @@ var attnSumKernels = map[impl][]func(out, p, v *float32, stride, n int){
 		attnSumAVX2_5, attnSumAVX2_6, attnSumAVX2_7, attnSumAVX2_8},
 }
 
+var attnSumKernelsBF = map[impl][]func(out, p *float32, v *uint16, stride, n int){
+	implAVX512: {attnSumBF16AVX512_1, attnSumBF16AVX512_2, attnSumBF16AVX512_3, attnSumBF16AVX512_4,
+		attnSumBF16AVX512_5, attnSumBF16AVX512_6, attnSumBF16AVX512_7, attnSumBF16AVX512_8},
+	implAVX2: {attnSumBF16AVX2_1, attnSumBF16AVX2_2, attnSumBF16AVX2_3, attnSumBF16AVX2_4,
+		attnSumBF16AVX2_5, attnSumBF16AVX2_6, attnSumBF16AVX2_7, attnSumBF16AVX2_8},
+}
+
+// attnScoresBFSIMD is attnScoresSIMD for bfloat16 keys (widened exactly in
+// the kernel: the same scores as on the widened values).
+func attnScoresBFSIMD(s, q []float32, k []uint16, stride int, scale float32) bool {
+	w := vecWidth()
+	hd := len(q)
+	if w == 0 || hd == 0 || hd%w != 0 || len(s) == 0 {
+		return false
+	}
+	_ = k[(len(s)-1)*stride+hd-1]
+	if active == implAVX512 {
+		attnScoresBF16AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0])
+	} else {
+		attnScoresBF16AVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0])
+	}
+	return true
+}
+
+// attnSumBFSIMD is attnSumSIMD for bfloat16 values.
+func attnSumBFSIMD(out, p []float32, v []uint16, stride int) bool {
+	w := vecWidth()
+	hd := len(out)
+	if w == 0 || hd == 0 || hd%w != 0 || hd/w > len(attnSumKernelsBF[active]) || len(p) == 0 {
+		return false
+	}
+	_ = v[(len(p)-1)*stride+hd-1]
+	attnSumKernelsBF[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p))
+	return true
+}
+
 func attnScoresSIMD(s, q, k []float32, stride int, scale float32) bool {
 	w := vecWidth()
 	hd := len(q)

@@ -195,7 +195,11 @@ func TestAttendKVBF16(t *testing.T) {
 		}
 		return out
 	}
-	for _, tc := range attendShapes {
+	shapes := attendShapes
+	for hd := 8; hd <= 128; hd += 8 { // every weighted-sum kernel width
+		shapes = append(shapes, struct{ heads, hd, extra, nkeys int }{2, hd, 0, 37})
+	}
+	for _, tc := range shapes {
 		if tc.nkeys == 0 || tc.hd == 0 {
 			continue
 		}

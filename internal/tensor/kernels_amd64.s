@@ -4791,6 +4791,604 @@ attnSumAVX512_8_end:
 	VZEROUPPER
 	RET
 
+// func attnScoresBF16AVX512(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32)
+// Requires: AVX, AVX512F
+TEXT ·attnScoresBF16AVX512(SB), NOSPLIT, $0-56
+	MOVQ         q+0(FP), AX
+	MOVQ         k+8(FP), CX
+	MOVQ         stride+16(FP), DX
+	SHLQ         $0x01, DX
+	LEAQ         (DX)(DX*2), BX
+	MOVQ         n+24(FP), SI
+	MOVQ         hd+32(FP), DI
+	MOVQ         out+48(FP), R8
+	VBROADCASTSS scale+40(FP), Z0
+
+attnScoresBF16AVX512_block:
+	CMPQ      SI, $0x00000010
+	JL        attnScoresBF16AVX512_single
+	MOVQ      CX, R9
+	LEAQ      (R9)(DX*4), CX
+	LEAQ      (CX)(DX*4), R12
+	LEAQ      (R12)(DX*4), R13
+	MOVQ      AX, R10
+	VMOVUPS   (R10), Z1
+	VPMOVZXWD (R9), Z2
+	VPSLLD    $0x10, Z2, Z2
+	VMULPS    Z2, Z1, Z2
+	VPMOVZXWD (CX), Z3
+	VPSLLD    $0x10, Z3, Z3
+	VMULPS    Z3, Z1, Z3
+	VPMOVZXWD (R12), Z4
+	VPSLLD    $0x10, Z4, Z4
+	VMULPS    Z4, Z1, Z4
+	VPMOVZXWD (R13), Z5
+	VPSLLD    $0x10, Z5, Z5
+	VMULPS    Z5, Z1, Z5
+	VPMOVZXWD (R9)(DX*1), Z6
+	VPSLLD    $0x10, Z6, Z6
+	VMULPS    Z6, Z1, Z6
+	VPMOVZXWD (CX)(DX*1), Z7
+	VPSLLD    $0x10, Z7, Z7
+	VMULPS    Z7, Z1, Z7
+	VPMOVZXWD (R12)(DX*1), Z8
+	VPSLLD    $0x10, Z8, Z8
+	VMULPS    Z8, Z1, Z8
+	VPMOVZXWD (R13)(DX*1), Z9
+	VPSLLD    $0x10, Z9, Z9
+	VMULPS    Z9, Z1, Z9
+	VPMOVZXWD (R9)(DX*2), Z10
+	VPSLLD    $0x10, Z10, Z10
+	VMULPS    Z10, Z1, Z10
+	VPMOVZXWD (CX)(DX*2), Z11
+	VPSLLD    $0x10, Z11, Z11
+	VMULPS    Z11, Z1, Z11
+	VPMOVZXWD (R12)(DX*2), Z12
+	VPSLLD    $0x10, Z12, Z12
+	VMULPS    Z12, Z1, Z12
+	VPMOVZXWD (R13)(DX*2), Z13
+	VPSLLD    $0x10, Z13, Z13
+	VMULPS    Z13, Z1, Z13
+	VPMOVZXWD (R9)(BX*1), Z14
+	VPSLLD    $0x10, Z14, Z14
+	VMULPS    Z14, Z1, Z14
+	VPMOVZXWD (CX)(BX*1), Z15
+	VPSLLD    $0x10, Z15, Z15
+	VMULPS    Z15, Z1, Z15
+	VPMOVZXWD (R12)(BX*1), Z16
+	VPSLLD    $0x10, Z16, Z16
+	VMULPS    Z16, Z1, Z16
+	VPMOVZXWD (R13)(BX*1), Z17
+	VPSLLD    $0x10, Z17, Z17
+	VMULPS    Z17, Z1, Z17
+	MOVQ      DI, R11
+	SUBQ      $0x00000010, R11
+
+attnScoresBF16AVX512_bv:
+	CMPQ        R11, $0x00000000
+	JLE         attnScoresBF16AVX512_btree
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000020, R9
+	ADDQ        $0x00000020, CX
+	ADDQ        $0x00000020, R12
+	ADDQ        $0x00000020, R13
+	VMOVUPS     (R10), Z1
+	VPMOVZXWD   (R9), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z2
+	VPMOVZXWD   (CX), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z3
+	VPMOVZXWD   (R12), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z4
+	VPMOVZXWD   (R13), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z5
+	VPMOVZXWD   (R9)(DX*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z6
+	VPMOVZXWD   (CX)(DX*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z7
+	VPMOVZXWD   (R12)(DX*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z8
+	VPMOVZXWD   (R13)(DX*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z9
+	VPMOVZXWD   (R9)(DX*2), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z10
+	VPMOVZXWD   (CX)(DX*2), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z11
+	VPMOVZXWD   (R12)(DX*2), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z12
+	VPMOVZXWD   (R13)(DX*2), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z13
+	VPMOVZXWD   (R9)(BX*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z14
+	VPMOVZXWD   (CX)(BX*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z15
+	VPMOVZXWD   (R12)(BX*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z16
+	VPMOVZXWD   (R13)(BX*1), Z18
+	VPSLLD      $0x10, Z18, Z18
+	VFMADD231PS Z18, Z1, Z17
+	SUBQ        $0x00000010, R11
+	JMP         attnScoresBF16AVX512_bv
+
+attnScoresBF16AVX512_btree:
+	VSHUFF32X4 $0x44, Z3, Z2, Z1
+	VSHUFF32X4 $0xee, Z3, Z2, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z4, Z2
+	VSHUFF32X4 $0xee, Z5, Z4, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x44, Z7, Z6, Z3
+	VSHUFF32X4 $0xee, Z7, Z6, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFF32X4 $0x44, Z9, Z8, Z4
+	VSHUFF32X4 $0xee, Z9, Z8, Z5
+	VADDPS     Z5, Z4, Z4
+	VSHUFF32X4 $0x44, Z11, Z10, Z5
+	VSHUFF32X4 $0xee, Z11, Z10, Z6
+	VADDPS     Z6, Z5, Z5
+	VSHUFF32X4 $0x44, Z13, Z12, Z6
+	VSHUFF32X4 $0xee, Z13, Z12, Z7
+	VADDPS     Z7, Z6, Z6
+	VSHUFF32X4 $0x44, Z15, Z14, Z7
+	VSHUFF32X4 $0xee, Z15, Z14, Z8
+	VADDPS     Z8, Z7, Z7
+	VSHUFF32X4 $0x44, Z17, Z16, Z8
+	VSHUFF32X4 $0xee, Z17, Z16, Z9
+	VADDPS     Z9, Z8, Z8
+	VSHUFF32X4 $0x88, Z2, Z1, Z9
+	VSHUFF32X4 $0xdd, Z2, Z1, Z1
+	VADDPS     Z1, Z9, Z9
+	VSHUFF32X4 $0x88, Z4, Z3, Z1
+	VSHUFF32X4 $0xdd, Z4, Z3, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x88, Z6, Z5, Z2
+	VSHUFF32X4 $0xdd, Z6, Z5, Z3
+	VADDPS     Z3, Z2, Z2
+	VSHUFF32X4 $0x88, Z8, Z7, Z3
+	VSHUFF32X4 $0xdd, Z8, Z7, Z4
+	VADDPS     Z4, Z3, Z3
+	VSHUFPS    $0x44, Z1, Z9, Z4
+	VSHUFPS    $0xee, Z1, Z9, Z1
+	VADDPS     Z1, Z4, Z4
+	VSHUFPS    $0x44, Z3, Z2, Z1
+	VSHUFPS    $0xee, Z3, Z2, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFPS    $0x88, Z1, Z4, Z2
+	VSHUFPS    $0xdd, Z1, Z4, Z1
+	VADDPS     Z1, Z2, Z2
+	VMULPS     Z0, Z2, Z2
+	VMOVUPS    Z2, (R8)
+	ADDQ       $0x00000040, R8
+	LEAQ       (R13)(DX*4), CX
+	MOVQ       DI, R11
+	SHLQ       $0x01, R11
+	SUBQ       $0x00000020, R11
+	SUBQ       R11, CX
+	SUBQ       $0x00000010, SI
+	JMP        attnScoresBF16AVX512_block
+
+attnScoresBF16AVX512_single:
+	CMPQ      SI, $0x00000000
+	JLE       attnScoresBF16AVX512_ret
+	MOVQ      AX, R10
+	MOVQ      CX, R9
+	VMOVUPS   (R10), Z1
+	VPMOVZXWD (R9), Z2
+	VPSLLD    $0x10, Z2, Z2
+	VMULPS    Z2, Z1, Z1
+	MOVQ      DI, R11
+	SUBQ      $0x00000010, R11
+
+attnScoresBF16AVX512_sv:
+	CMPQ        R11, $0x00000000
+	JLE         attnScoresBF16AVX512_stree
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000020, R9
+	VMOVUPS     (R10), Z2
+	VPMOVZXWD   (R9), Z3
+	VPSLLD      $0x10, Z3, Z3
+	VFMADD231PS Z3, Z2, Z1
+	SUBQ        $0x00000010, R11
+	JMP         attnScoresBF16AVX512_sv
+
+attnScoresBF16AVX512_stree:
+	VEXTRACTF64X4 $0x01, Z1, Y2
+	VADDPS        Y1, Y2, Y2
+	VEXTRACTF128  $0x01, Y2, X1
+	VADDPS        X2, X1, X1
+	VMOVHLPS      X1, X1, X2
+	VADDPS        X2, X1, X1
+	VMOVSHDUP     X1, X2
+	VADDSS        X2, X1, X1
+	VMULSS        X0, X1, X1
+	VMOVSS        X1, (R8)
+	ADDQ          $0x00000004, R8
+	ADDQ          DX, CX
+	DECQ          SI
+	JMP           attnScoresBF16AVX512_single
+
+attnScoresBF16AVX512_ret:
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX512_1(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·attnSumBF16AVX512_1(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Z0
+
+attnSumBF16AVX512_1_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX512_1_end
+	VBROADCASTSS (CX), Z1
+	VPMOVZXWD    (DX), Z2
+	VPSLLD       $0x10, Z2, Z2
+	VFMADD231PS  Z2, Z1, Z0
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX512_1_top
+
+attnSumBF16AVX512_1_end:
+	VMOVUPS Z0, (AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX512_2(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·attnSumBF16AVX512_2(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+
+attnSumBF16AVX512_2_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX512_2_end
+	VBROADCASTSS (CX), Z2
+	VPMOVZXWD    (DX), Z3
+	VPSLLD       $0x10, Z3, Z3
+	VFMADD231PS  Z3, Z2, Z0
+	VPMOVZXWD    32(DX), Z3
+	VPSLLD       $0x10, Z3, Z3
+	VFMADD231PS  Z3, Z2, Z1
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX512_2_top
+
+attnSumBF16AVX512_2_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX512_3(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·attnSumBF16AVX512_3(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+
+attnSumBF16AVX512_3_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX512_3_end
+	VBROADCASTSS (CX), Z3
+	VPMOVZXWD    (DX), Z4
+	VPSLLD       $0x10, Z4, Z4
+	VFMADD231PS  Z4, Z3, Z0
+	VPMOVZXWD    32(DX), Z4
+	VPSLLD       $0x10, Z4, Z4
+	VFMADD231PS  Z4, Z3, Z1
+	VPMOVZXWD    64(DX), Z4
+	VPSLLD       $0x10, Z4, Z4
+	VFMADD231PS  Z4, Z3, Z2
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX512_3_top
+
+attnSumBF16AVX512_3_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX512_4(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·attnSumBF16AVX512_4(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+
+attnSumBF16AVX512_4_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX512_4_end
+	VBROADCASTSS (CX), Z4
+	VPMOVZXWD    (DX), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z0
+	VPMOVZXWD    32(DX), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z1
+	VPMOVZXWD    64(DX), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z2
+	VPMOVZXWD    96(DX), Z5
+	VPSLLD       $0x10, Z5, Z5
+	VFMADD231PS  Z5, Z4, Z3
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX512_4_top
+
+attnSumBF16AVX512_4_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX512_5(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·attnSumBF16AVX512_5(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+
+attnSumBF16AVX512_5_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX512_5_end
+	VBROADCASTSS (CX), Z5
+	VPMOVZXWD    (DX), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VFMADD231PS  Z6, Z5, Z0
+	VPMOVZXWD    32(DX), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VFMADD231PS  Z6, Z5, Z1
+	VPMOVZXWD    64(DX), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VFMADD231PS  Z6, Z5, Z2
+	VPMOVZXWD    96(DX), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VFMADD231PS  Z6, Z5, Z3
+	VPMOVZXWD    128(DX), Z6
+	VPSLLD       $0x10, Z6, Z6
+	VFMADD231PS  Z6, Z5, Z4
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX512_5_top
+
+attnSumBF16AVX512_5_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX512_6(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·attnSumBF16AVX512_6(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+
+attnSumBF16AVX512_6_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX512_6_end
+	VBROADCASTSS (CX), Z6
+	VPMOVZXWD    (DX), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VFMADD231PS  Z7, Z6, Z0
+	VPMOVZXWD    32(DX), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VFMADD231PS  Z7, Z6, Z1
+	VPMOVZXWD    64(DX), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VFMADD231PS  Z7, Z6, Z2
+	VPMOVZXWD    96(DX), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VFMADD231PS  Z7, Z6, Z3
+	VPMOVZXWD    128(DX), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VFMADD231PS  Z7, Z6, Z4
+	VPMOVZXWD    160(DX), Z7
+	VPSLLD       $0x10, Z7, Z7
+	VFMADD231PS  Z7, Z6, Z5
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX512_6_top
+
+attnSumBF16AVX512_6_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX512_7(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·attnSumBF16AVX512_7(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+	VMOVUPS 384(AX), Z6
+
+attnSumBF16AVX512_7_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX512_7_end
+	VBROADCASTSS (CX), Z7
+	VPMOVZXWD    (DX), Z8
+	VPSLLD       $0x10, Z8, Z8
+	VFMADD231PS  Z8, Z7, Z0
+	VPMOVZXWD    32(DX), Z8
+	VPSLLD       $0x10, Z8, Z8
+	VFMADD231PS  Z8, Z7, Z1
+	VPMOVZXWD    64(DX), Z8
+	VPSLLD       $0x10, Z8, Z8
+	VFMADD231PS  Z8, Z7, Z2
+	VPMOVZXWD    96(DX), Z8
+	VPSLLD       $0x10, Z8, Z8
+	VFMADD231PS  Z8, Z7, Z3
+	VPMOVZXWD    128(DX), Z8
+	VPSLLD       $0x10, Z8, Z8
+	VFMADD231PS  Z8, Z7, Z4
+	VPMOVZXWD    160(DX), Z8
+	VPSLLD       $0x10, Z8, Z8
+	VFMADD231PS  Z8, Z7, Z5
+	VPMOVZXWD    192(DX), Z8
+	VPSLLD       $0x10, Z8, Z8
+	VFMADD231PS  Z8, Z7, Z6
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX512_7_top
+
+attnSumBF16AVX512_7_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX512_8(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX512F
+TEXT ·attnSumBF16AVX512_8(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	VMOVUPS 128(AX), Z2
+	VMOVUPS 192(AX), Z3
+	VMOVUPS 256(AX), Z4
+	VMOVUPS 320(AX), Z5
+	VMOVUPS 384(AX), Z6
+	VMOVUPS 448(AX), Z7
+
+attnSumBF16AVX512_8_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX512_8_end
+	VBROADCASTSS (CX), Z8
+	VPMOVZXWD    (DX), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z0
+	VPMOVZXWD    32(DX), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z1
+	VPMOVZXWD    64(DX), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z2
+	VPMOVZXWD    96(DX), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z3
+	VPMOVZXWD    128(DX), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z4
+	VPMOVZXWD    160(DX), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z5
+	VPMOVZXWD    192(DX), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z6
+	VPMOVZXWD    224(DX), Z9
+	VPSLLD       $0x10, Z9, Z9
+	VFMADD231PS  Z9, Z8, Z7
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX512_8_top
+
+attnSumBF16AVX512_8_end:
+	VMOVUPS Z0, (AX)
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS Z2, 128(AX)
+	VMOVUPS Z3, 192(AX)
+	VMOVUPS Z4, 256(AX)
+	VMOVUPS Z5, 320(AX)
+	VMOVUPS Z6, 384(AX)
+	VMOVUPS Z7, 448(AX)
+	VZEROUPPER
+	RET
+
 // func mqScoresAVX512(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
 // Requires: AVX, AVX512F
 TEXT ·mqScoresAVX512(SB), NOSPLIT, $0-56
@@ -15439,6 +16037,526 @@ attnSumAVX2_8_top:
 	JMP          attnSumAVX2_8_top
 
 attnSumAVX2_8_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VMOVUPS Y7, 224(AX)
+	VZEROUPPER
+	RET
+
+// func attnScoresBF16AVX2(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnScoresBF16AVX2(SB), NOSPLIT, $0-56
+	MOVQ         q+0(FP), AX
+	MOVQ         k+8(FP), CX
+	MOVQ         stride+16(FP), DX
+	SHLQ         $0x01, DX
+	LEAQ         (DX)(DX*2), BX
+	MOVQ         n+24(FP), SI
+	MOVQ         hd+32(FP), DI
+	MOVQ         out+48(FP), R8
+	VBROADCASTSS scale+40(FP), Y0
+
+attnScoresBF16AVX2_block:
+	CMPQ      SI, $0x00000008
+	JL        attnScoresBF16AVX2_single
+	MOVQ      CX, R9
+	LEAQ      (R9)(DX*4), CX
+	MOVQ      AX, R10
+	VMOVUPS   (R10), Y1
+	VPMOVZXWD (R9), Y2
+	VPSLLD    $0x10, Y2, Y2
+	VMULPS    Y2, Y1, Y2
+	VPMOVZXWD (CX), Y3
+	VPSLLD    $0x10, Y3, Y3
+	VMULPS    Y3, Y1, Y3
+	VPMOVZXWD (R9)(DX*1), Y4
+	VPSLLD    $0x10, Y4, Y4
+	VMULPS    Y4, Y1, Y4
+	VPMOVZXWD (CX)(DX*1), Y5
+	VPSLLD    $0x10, Y5, Y5
+	VMULPS    Y5, Y1, Y5
+	VPMOVZXWD (R9)(DX*2), Y6
+	VPSLLD    $0x10, Y6, Y6
+	VMULPS    Y6, Y1, Y6
+	VPMOVZXWD (CX)(DX*2), Y7
+	VPSLLD    $0x10, Y7, Y7
+	VMULPS    Y7, Y1, Y7
+	VPMOVZXWD (R9)(BX*1), Y8
+	VPSLLD    $0x10, Y8, Y8
+	VMULPS    Y8, Y1, Y8
+	VPMOVZXWD (CX)(BX*1), Y9
+	VPSLLD    $0x10, Y9, Y9
+	VMULPS    Y9, Y1, Y9
+	MOVQ      DI, R11
+	SUBQ      $0x00000008, R11
+
+attnScoresBF16AVX2_bv:
+	CMPQ        R11, $0x00000000
+	JLE         attnScoresBF16AVX2_btree
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000010, R9
+	ADDQ        $0x00000010, CX
+	VMOVUPS     (R10), Y1
+	VPMOVZXWD   (R9), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y1, Y2
+	VPMOVZXWD   (CX), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y1, Y3
+	VPMOVZXWD   (R9)(DX*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y1, Y4
+	VPMOVZXWD   (CX)(DX*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y1, Y5
+	VPMOVZXWD   (R9)(DX*2), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y1, Y6
+	VPMOVZXWD   (CX)(DX*2), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y1, Y7
+	VPMOVZXWD   (R9)(BX*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y1, Y8
+	VPMOVZXWD   (CX)(BX*1), Y10
+	VPSLLD      $0x10, Y10, Y10
+	VFMADD231PS Y10, Y1, Y9
+	SUBQ        $0x00000008, R11
+	JMP         attnScoresBF16AVX2_bv
+
+attnScoresBF16AVX2_btree:
+	VPERM2F128 $0x20, Y3, Y2, Y1
+	VPERM2F128 $0x31, Y3, Y2, Y2
+	VADDPS     Y2, Y1, Y1
+	VPERM2F128 $0x20, Y5, Y4, Y2
+	VPERM2F128 $0x31, Y5, Y4, Y3
+	VADDPS     Y3, Y2, Y2
+	VPERM2F128 $0x20, Y7, Y6, Y3
+	VPERM2F128 $0x31, Y7, Y6, Y4
+	VADDPS     Y4, Y3, Y3
+	VPERM2F128 $0x20, Y9, Y8, Y4
+	VPERM2F128 $0x31, Y9, Y8, Y5
+	VADDPS     Y5, Y4, Y4
+	VSHUFPS    $0x44, Y2, Y1, Y5
+	VSHUFPS    $0xee, Y2, Y1, Y1
+	VADDPS     Y1, Y5, Y5
+	VSHUFPS    $0x44, Y4, Y3, Y1
+	VSHUFPS    $0xee, Y4, Y3, Y2
+	VADDPS     Y2, Y1, Y1
+	VSHUFPS    $0x88, Y1, Y5, Y2
+	VSHUFPS    $0xdd, Y1, Y5, Y1
+	VADDPS     Y1, Y2, Y2
+	VMULPS     Y0, Y2, Y2
+	VMOVUPS    Y2, (R8)
+	ADDQ       $0x00000020, R8
+	LEAQ       (CX)(DX*4), CX
+	MOVQ       DI, R11
+	SHLQ       $0x01, R11
+	SUBQ       $0x00000010, R11
+	SUBQ       R11, CX
+	SUBQ       $0x00000008, SI
+	JMP        attnScoresBF16AVX2_block
+
+attnScoresBF16AVX2_single:
+	CMPQ      SI, $0x00000000
+	JLE       attnScoresBF16AVX2_ret
+	MOVQ      AX, R10
+	MOVQ      CX, R9
+	VMOVUPS   (R10), Y1
+	VPMOVZXWD (R9), Y2
+	VPSLLD    $0x10, Y2, Y2
+	VMULPS    Y2, Y1, Y1
+	MOVQ      DI, R11
+	SUBQ      $0x00000008, R11
+
+attnScoresBF16AVX2_sv:
+	CMPQ        R11, $0x00000000
+	JLE         attnScoresBF16AVX2_stree
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000010, R9
+	VMOVUPS     (R10), Y2
+	VPMOVZXWD   (R9), Y3
+	VPSLLD      $0x10, Y3, Y3
+	VFMADD231PS Y3, Y2, Y1
+	SUBQ        $0x00000008, R11
+	JMP         attnScoresBF16AVX2_sv
+
+attnScoresBF16AVX2_stree:
+	VEXTRACTF128 $0x01, Y1, X2
+	VADDPS       X1, X2, X2
+	VMOVHLPS     X2, X2, X1
+	VADDPS       X1, X2, X2
+	VMOVSHDUP    X2, X1
+	VADDSS       X1, X2, X2
+	VMULSS       X0, X2, X2
+	VMOVSS       X2, (R8)
+	ADDQ         $0x00000004, R8
+	ADDQ         DX, CX
+	DECQ         SI
+	JMP          attnScoresBF16AVX2_single
+
+attnScoresBF16AVX2_ret:
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX2_1(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnSumBF16AVX2_1(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Y0
+
+attnSumBF16AVX2_1_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX2_1_end
+	VBROADCASTSS (CX), Y1
+	VPMOVZXWD    (DX), Y2
+	VPSLLD       $0x10, Y2, Y2
+	VFMADD231PS  Y2, Y1, Y0
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX2_1_top
+
+attnSumBF16AVX2_1_end:
+	VMOVUPS Y0, (AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX2_2(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnSumBF16AVX2_2(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+
+attnSumBF16AVX2_2_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX2_2_end
+	VBROADCASTSS (CX), Y2
+	VPMOVZXWD    (DX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VFMADD231PS  Y3, Y2, Y0
+	VPMOVZXWD    16(DX), Y3
+	VPSLLD       $0x10, Y3, Y3
+	VFMADD231PS  Y3, Y2, Y1
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX2_2_top
+
+attnSumBF16AVX2_2_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX2_3(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnSumBF16AVX2_3(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+
+attnSumBF16AVX2_3_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX2_3_end
+	VBROADCASTSS (CX), Y3
+	VPMOVZXWD    (DX), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VFMADD231PS  Y4, Y3, Y0
+	VPMOVZXWD    16(DX), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VFMADD231PS  Y4, Y3, Y1
+	VPMOVZXWD    32(DX), Y4
+	VPSLLD       $0x10, Y4, Y4
+	VFMADD231PS  Y4, Y3, Y2
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX2_3_top
+
+attnSumBF16AVX2_3_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX2_4(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnSumBF16AVX2_4(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+
+attnSumBF16AVX2_4_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX2_4_end
+	VBROADCASTSS (CX), Y4
+	VPMOVZXWD    (DX), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y0
+	VPMOVZXWD    16(DX), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y1
+	VPMOVZXWD    32(DX), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y2
+	VPMOVZXWD    48(DX), Y5
+	VPSLLD       $0x10, Y5, Y5
+	VFMADD231PS  Y5, Y4, Y3
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX2_4_top
+
+attnSumBF16AVX2_4_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX2_5(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnSumBF16AVX2_5(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+
+attnSumBF16AVX2_5_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX2_5_end
+	VBROADCASTSS (CX), Y5
+	VPMOVZXWD    (DX), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VFMADD231PS  Y6, Y5, Y0
+	VPMOVZXWD    16(DX), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VFMADD231PS  Y6, Y5, Y1
+	VPMOVZXWD    32(DX), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VFMADD231PS  Y6, Y5, Y2
+	VPMOVZXWD    48(DX), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VFMADD231PS  Y6, Y5, Y3
+	VPMOVZXWD    64(DX), Y6
+	VPSLLD       $0x10, Y6, Y6
+	VFMADD231PS  Y6, Y5, Y4
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX2_5_top
+
+attnSumBF16AVX2_5_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX2_6(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnSumBF16AVX2_6(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y5
+
+attnSumBF16AVX2_6_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX2_6_end
+	VBROADCASTSS (CX), Y6
+	VPMOVZXWD    (DX), Y7
+	VPSLLD       $0x10, Y7, Y7
+	VFMADD231PS  Y7, Y6, Y0
+	VPMOVZXWD    16(DX), Y7
+	VPSLLD       $0x10, Y7, Y7
+	VFMADD231PS  Y7, Y6, Y1
+	VPMOVZXWD    32(DX), Y7
+	VPSLLD       $0x10, Y7, Y7
+	VFMADD231PS  Y7, Y6, Y2
+	VPMOVZXWD    48(DX), Y7
+	VPSLLD       $0x10, Y7, Y7
+	VFMADD231PS  Y7, Y6, Y3
+	VPMOVZXWD    64(DX), Y7
+	VPSLLD       $0x10, Y7, Y7
+	VFMADD231PS  Y7, Y6, Y4
+	VPMOVZXWD    80(DX), Y7
+	VPSLLD       $0x10, Y7, Y7
+	VFMADD231PS  Y7, Y6, Y5
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX2_6_top
+
+attnSumBF16AVX2_6_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX2_7(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnSumBF16AVX2_7(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y5
+	VMOVUPS 192(AX), Y6
+
+attnSumBF16AVX2_7_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX2_7_end
+	VBROADCASTSS (CX), Y7
+	VPMOVZXWD    (DX), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y7, Y0
+	VPMOVZXWD    16(DX), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y7, Y1
+	VPMOVZXWD    32(DX), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y7, Y2
+	VPMOVZXWD    48(DX), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y7, Y3
+	VPMOVZXWD    64(DX), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y7, Y4
+	VPMOVZXWD    80(DX), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y7, Y5
+	VPMOVZXWD    96(DX), Y8
+	VPSLLD       $0x10, Y8, Y8
+	VFMADD231PS  Y8, Y7, Y6
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX2_7_top
+
+attnSumBF16AVX2_7_end:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS Y2, 64(AX)
+	VMOVUPS Y3, 96(AX)
+	VMOVUPS Y4, 128(AX)
+	VMOVUPS Y5, 160(AX)
+	VMOVUPS Y6, 192(AX)
+	VZEROUPPER
+	RET
+
+// func attnSumBF16AVX2_8(out *float32, p *float32, v *uint16, stride int, n int)
+// Requires: AVX, AVX2, FMA3
+TEXT ·attnSumBF16AVX2_8(SB), NOSPLIT, $0-40
+	MOVQ    out+0(FP), AX
+	MOVQ    p+8(FP), CX
+	MOVQ    v+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	SHLQ    $0x01, BX
+	MOVQ    n+32(FP), SI
+	VMOVUPS (AX), Y0
+	VMOVUPS 32(AX), Y1
+	VMOVUPS 64(AX), Y2
+	VMOVUPS 96(AX), Y3
+	VMOVUPS 128(AX), Y4
+	VMOVUPS 160(AX), Y5
+	VMOVUPS 192(AX), Y6
+	VMOVUPS 224(AX), Y7
+
+attnSumBF16AVX2_8_top:
+	CMPQ         SI, $0x00000001
+	JL           attnSumBF16AVX2_8_end
+	VBROADCASTSS (CX), Y8
+	VPMOVZXWD    (DX), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y0
+	VPMOVZXWD    16(DX), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y1
+	VPMOVZXWD    32(DX), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y2
+	VPMOVZXWD    48(DX), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y3
+	VPMOVZXWD    64(DX), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y4
+	VPMOVZXWD    80(DX), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y5
+	VPMOVZXWD    96(DX), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y6
+	VPMOVZXWD    112(DX), Y9
+	VPSLLD       $0x10, Y9, Y9
+	VFMADD231PS  Y9, Y8, Y7
+	ADDQ         $0x00000004, CX
+	ADDQ         BX, DX
+	SUBQ         $0x00000001, SI
+	JMP          attnSumBF16AVX2_8_top
+
+attnSumBF16AVX2_8_end:
 	VMOVUPS Y0, (AX)
 	VMOVUPS Y1, 32(AX)
 	VMOVUPS Y2, 64(AX)

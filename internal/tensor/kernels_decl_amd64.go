@@ -219,7 +219,7 @@ func expsumAVX512(x *float32, n int, shift float32) float64
 //go:noescape
 func gelutanhAVX512(x *float32, n int)
 
-// attnScoresAVX512 computes the scaled dot products of q with n keys of hd floats, stride floats apart.
+// attnScoresAVX512 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //
 //go:noescape
 func attnScoresAVX512(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32)
@@ -263,6 +263,51 @@ func attnSumAVX512_7(out *float32, p *float32, v *float32, stride int, n int)
 //
 //go:noescape
 func attnSumAVX512_8(out *float32, p *float32, v *float32, stride int, n int)
+
+// attnScoresBF16AVX512 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
+//
+//go:noescape
+func attnScoresBF16AVX512(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32)
+
+// attnSumBF16AVX512_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX512_1(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX512_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX512_2(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX512_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX512_3(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX512_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX512_4(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX512_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX512_5(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX512_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX512_6(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX512_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX512_7(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX512_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX512_8(out *float32, p *float32, v *uint16, stride int, n int)
 
 // mqScoresAVX512 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride elements apart.
 //
@@ -914,7 +959,7 @@ func expsumAVX2(x *float32, n int, shift float32) float64
 //go:noescape
 func gelutanhAVX2(x *float32, n int)
 
-// attnScoresAVX2 computes the scaled dot products of q with n keys of hd floats, stride floats apart.
+// attnScoresAVX2 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //
 //go:noescape
 func attnScoresAVX2(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32)
@@ -958,6 +1003,51 @@ func attnSumAVX2_7(out *float32, p *float32, v *float32, stride int, n int)
 //
 //go:noescape
 func attnSumAVX2_8(out *float32, p *float32, v *float32, stride int, n int)
+
+// attnScoresBF16AVX2 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
+//
+//go:noescape
+func attnScoresBF16AVX2(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32)
+
+// attnSumBF16AVX2_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX2_1(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX2_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX2_2(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX2_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX2_3(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX2_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX2_4(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX2_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX2_5(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX2_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX2_6(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX2_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX2_7(out *float32, p *float32, v *uint16, stride int, n int)
+
+// attnSumBF16AVX2_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16AVX2_8(out *float32, p *float32, v *uint16, stride int, n int)
 
 // mqScoresAVX2 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride elements apart.
 //

@@ -32,3 +32,6 @@ func maxSIMD(x []float32) (float32, bool)                                       
 
 func attnScoresSIMD(s, q, k []float32, stride int, scale float32) bool { return false }
 func attnSumSIMD(out, p, v []float32, stride int) bool                 { return false }
+
+func attnScoresBFSIMD(s, q []float32, k []uint16, stride int, scale float32) bool { return false }
+func attnSumBFSIMD(out, p []float32, v []uint16, stride int) bool                 { return false }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/bits"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -13,10 +14,26 @@ import (
 const attnSumMaxVecs = 8
 
 func genAttention(is isa) {
-	attnScores(is)
-	for nv := 1; nv <= attnSumMaxVecs; nv++ {
-		attnSum(is, nv)
+	for _, bf := range []bool{false, true} {
+		attnScores(is, bf)
+		for nv := 1; nv <= attnSumMaxVecs; nv++ {
+			attnSum(is, nv, bf)
+		}
 	}
+}
+
+// loadElems returns a vector of lanes keys or values at m: a float32
+// memory operand as it is, or bfloat16 values (bf) zero-extended and
+// shifted into the high halves of the lanes, which is their exact float32
+// value.
+func (is isa) loadElems(m Mem, bf bool) Op {
+	if !bf {
+		return m
+	}
+	t := is.vec()
+	VPMOVZXWD(m, t)
+	VPSLLD(U8(16), t, t)
+	return t
 }
 
 // attnScores generates
@@ -28,18 +45,24 @@ func genAttention(is isa) {
 // followed by the fixed pairwise lane tree of reduceF32, whether the key is
 // computed in a block of one vector's worth of keys (lane sums transposed
 // together) or alone, so a score never depends on n or on its position.
-func attnScores(is isa) {
-	name := "attnScores" + is.name
-	TEXT(name, NOSPLIT, "func(q, k *float32, stride, n, hd int, scale float32, out *float32)")
+func attnScores(is isa, bf bool) {
+	name := "attnScores" + bfName(bf) + is.name
+	kt := "*float32"
+	if bf {
+		kt = "*uint16"
+	}
+	TEXT(name, NOSPLIT, "func(q *float32, k "+kt+", stride, n, hd int, scale float32, out *float32)")
 	Pragma("noescape")
-	Doc(name + " computes the scaled dot products of q with n keys of hd floats, stride floats apart.")
+	Doc(name + " computes the scaled dot products of q with n keys of hd elements, stride elements apart.")
 	L := is.lanes
 	vb := 4 * L
-	B := L // keys per block
+	es := elemBytes(bf)
+	kvb := es * L // bytes of one vector of keys
+	B := L        // keys per block
 	q := Load(Param("q"), GP64())
 	kb := Load(Param("k"), GP64())
 	s := Load(Param("stride"), GP64())
-	SHLQ(U8(2), s)
+	SHLQ(U8(bits.TrailingZeros(uint(es))), s)
 	s3 := GP64()
 	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
 	n := Load(Param("n"), GP64())
@@ -89,7 +112,7 @@ func attnScores(is isa) {
 	VMOVUPS(mem(qp, 0), qv)
 	for slot := range acc {
 		acc[slot] = is.vec()
-		VMULPS(keyMem(keyOf(slot)), qv, acc[slot])
+		VMULPS(is.loadElems(keyMem(keyOf(slot)), bf), qv, acc[slot])
 	}
 	MOVQ(hd, vc)
 	SUBQ(U32(L), vc)
@@ -98,11 +121,11 @@ func attnScores(is isa) {
 	JLE(LabelRef(name + "_btree"))
 	ADDQ(U32(vb), qp)
 	for _, b := range bases {
-		ADDQ(U32(vb), b)
+		ADDQ(U32(kvb), b)
 	}
 	VMOVUPS(mem(qp, 0), qv)
 	for slot := range acc {
-		VFMADD231PS(keyMem(keyOf(slot)), qv, acc[slot])
+		VFMADD231PS(is.loadElems(keyMem(keyOf(slot)), bf), qv, acc[slot])
 	}
 	SUBQ(U32(L), vc)
 	JMP(LabelRef(name + "_bv"))
@@ -141,8 +164,8 @@ func attnScores(is isa) {
 	ADDQ(U32(4*B), out)
 	LEAQ(Mem{Base: bases[nb-1], Index: s, Scale: 4}, kb) // kb += B·stride (bases advanced by the v loop)
 	MOVQ(hd, vc)
-	SHLQ(U8(2), vc)
-	SUBQ(U32(vb), vc)
+	SHLQ(U8(bits.TrailingZeros(uint(es))), vc)
+	SUBQ(U32(kvb), vc)
 	SUBQ(vc, kb)
 	SUBQ(U32(B), n)
 	JMP(LabelRef(name + "_block"))
@@ -155,17 +178,17 @@ func attnScores(is isa) {
 	MOVQ(kb, bases[0])
 	a := is.vec()
 	VMOVUPS(mem(qp, 0), a)
-	VMULPS(mem(bases[0], 0), a, a)
+	VMULPS(is.loadElems(mem(bases[0], 0), bf), a, a)
 	MOVQ(hd, vc)
 	SUBQ(U32(L), vc)
 	Label(name + "_sv")
 	CMPQ(vc, U32(0))
 	JLE(LabelRef(name + "_stree"))
 	ADDQ(U32(vb), qp)
-	ADDQ(U32(vb), bases[0])
+	ADDQ(U32(kvb), bases[0])
 	t := is.vec()
 	VMOVUPS(mem(qp, 0), t)
-	VFMADD231PS(mem(bases[0], 0), t, a)
+	VFMADD231PS(is.loadElems(mem(bases[0], 0), bf), t, a)
 	SUBQ(U32(L), vc)
 	JMP(LabelRef(name + "_sv"))
 	Label(name + "_stree")
@@ -185,18 +208,23 @@ func attnScores(is isa) {
 // attnSum generates func(out, p, v *float32, stride, n int):
 // out[0:nv·lanes] += Σ_j p[j]·v[j·stride : …] as one FMA chain per element,
 // in order of j.
-func attnSum(is isa, nv int) {
-	name := fmt.Sprintf("attnSum%s_%d", is.name, nv)
-	TEXT(name, NOSPLIT, "func(out, p, v *float32, stride, n int)")
+func attnSum(is isa, nv int, bf bool) {
+	name := fmt.Sprintf("attnSum%s%s_%d", bfName(bf), is.name, nv)
+	vt := "*float32"
+	if bf {
+		vt = "*uint16"
+	}
+	TEXT(name, NOSPLIT, "func(out, p *float32, v "+vt+", stride, n int)")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s accumulates out += Σ_j p[j]·v[j·stride:] over %d vectors, one FMA chain per element in order of j.", name, nv))
 	L := is.lanes
 	vb := 4 * L
+	es := elemBytes(bf)
 	out := Load(Param("out"), GP64())
 	p := Load(Param("p"), GP64())
 	vp := Load(Param("v"), GP64())
 	s := Load(Param("stride"), GP64())
-	SHLQ(U8(2), s)
+	SHLQ(U8(bits.TrailingZeros(uint(es))), s)
 	n := Load(Param("n"), GP64())
 	acc := make([]VecVirtual, nv)
 	for i := range acc {
@@ -207,7 +235,7 @@ func attnSum(is isa, nv int) {
 		b := is.vec()
 		VBROADCASTSS(mem(p, 0), b)
 		for i := range acc {
-			VFMADD231PS(mem(vp, i*vb), b, acc[i])
+			VFMADD231PS(is.loadElems(mem(vp, i*es*L), bf), b, acc[i])
 		}
 		ADDQ(U32(4), p)
 		ADDQ(s, vp)
