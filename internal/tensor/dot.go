@@ -184,14 +184,7 @@ func linearDotGeneric(y []float32, xb []uint16, m int, w *Mat, bias []float32, p
 					acc[j] = ftz(a + x0*bf16DAZ(wr[2*j]))
 				}
 			}
-			yr := y[i*n+p*panelCols : i*n+p*panelCols+nc]
-			for j := range yr {
-				if bias != nil {
-					yr[j] = acc[j] + bias[p*panelCols+j]
-				} else {
-					yr[j] = acc[j]
-				}
-			}
+			storePanel(y[i*n+p*panelCols:i*n+p*panelCols+nc], acc[:], bias, p)
 		}
 	}
 }

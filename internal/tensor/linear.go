@@ -153,14 +153,19 @@ func linearPackedGeneric(y, x []float32, m int, w *Mat, bias []float32, p0, p1 i
 					}
 				}
 			}
-			yr := y[i*n+p*panelCols : i*n+p*panelCols+nc]
-			for j := range yr {
-				if bias != nil {
-					yr[j] = acc[j] + bias[p*panelCols+j]
-				} else {
-					yr[j] = acc[j]
-				}
-			}
+			storePanel(y[i*n+p*panelCols:i*n+p*panelCols+nc], acc[:], bias, p)
+		}
+	}
+}
+
+// storePanel writes the accumulators of panel p into the output row yr,
+// plus the panel's bias if there is one.
+func storePanel(yr, acc, bias []float32, p int) {
+	for j := range yr {
+		if bias != nil {
+			yr[j] = acc[j] + bias[p*panelCols+j]
+		} else {
+			yr[j] = acc[j]
 		}
 	}
 }

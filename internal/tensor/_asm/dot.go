@@ -27,20 +27,9 @@ import (
 // each addition rounded to nearest even, denormals flushed (the instruction's
 // definition), then + bias. tensor.linearDotGeneric computes the same.
 
-// dotTiles lists the generated tile shapes (rows × columns).
-func dotTiles() []gemmTile {
-	var t []gemmTile
-	for r := 1; r <= 8; r++ {
-		t = append(t, gemmTile{r, 32})
-	}
-	for r := 1; r <= 6; r++ {
-		t = append(t, gemmTile{r, 64})
-	}
-	for r := 1; r <= 2; r++ {
-		t = append(t, gemmTile{r, 128})
-	}
-	return t
-}
+// dotTiles lists the generated tile shapes (rows × columns): those of the
+// AVX-512 float32 kernels, whose register budget they share.
+func dotTiles() []gemmTile { return gemmTiles(avx512) }
 
 func dotName(t gemmTile) string { return fmt.Sprintf("dotBF16AVX512_%dx%d", t.rows, t.cols) }
 
