@@ -113,7 +113,18 @@ func (f stepOnly) NewStepper() engine.Stepper {
 // together, each equal its request run alone, through the pipelined loop
 // (decode of step t beside generation of step t+1) and the sequential one.
 func TestStreamsEqualAloneAndEachOther(t *testing.T) {
-	f := family(t)
+	f32 := family(t)
+	// The bfloat16 mode's products and caches are row-independent too.
+	bf16, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{BF16Dot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]*mossnano.Family{"f32": f32, "bf16": bf16} {
+		t.Run(name, func(t *testing.T) { testStreamsEqualAloneAndEachOther(t, f) })
+	}
+}
+
+func testStreamsEqualAloneAndEachOther(t *testing.T, f *mossnano.Family) {
 	texts := []string{"Hello world. This is a tiny test.", "A second, longer request with a few more words in it.", "Third one.", "Fourth and final request, spoken here."}
 	want := make([][]float32, len(texts))
 	for i, txt := range texts {
