@@ -110,15 +110,6 @@ func (c *kvCache) bytes() int64 {
 	return int64(2*len(c.k)*c.n*c.nh*c.hd) * 4
 }
 
-// scoreScratch is the scratch AttendKV2 needs for n keys: the scores, and
-// with bfloat16 caches a block of widened key or value rows.
-func (m *Model) scoreScratch(n int) int {
-	if m.kv16 {
-		return n + 128*m.Config.HeadDim()
-	}
-	return n
-}
-
 // seqRows describes the rows of one sequence inside a batched forward: n new
 // rows stored at cache.n .. cache.n+n-1. With pre set, the sequence is pre's
 // positions followed by cache's: the rows are at positions pre.n+cache.n …
@@ -200,7 +191,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 			case sq.pre != nil:
 				// After a shared prefix: each row attends over all of it,
 				// then over its own rows up to itself.
-				ws.scores = grow(ws.scores, m.scoreScratch(base+p0+sq.n))
+				ws.scores = grow(ws.scores, tensor.AttendKVScratch(base+p0+sq.n, hd))
 				for t := range sq.n {
 					tensor.AttendKV2(ws.att[(r+t)*H:], ws.qkv[(r+t)*3*H:], sq.pre.kv(l), base, c.kv(l), p0+t+1, nh, hd, b.scale, ws.scores)
 				}
@@ -211,7 +202,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 				// (vectorised over rows, each tile of rows reading the keys
 				// once). Which one a row gets depends only on its own
 				// sequence, never on the batch.
-				ws.scores = grow(ws.scores, m.scoreScratch(p0+1))
+				ws.scores = grow(ws.scores, tensor.AttendKVScratch(p0+1, hd))
 				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
 			default:
 				ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]

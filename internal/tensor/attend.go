@@ -42,9 +42,9 @@ func AttendKV(out, q []float32, kv KV, nkeys, heads, headDim int, scale float32,
 // na rows of a, then the first nb rows of b (a shared, read-only voice
 // prefix and a stream's own rows, say). It gives bit for bit what Attend
 // gives on the na+nb rows laid out contiguously. scores holds at least
-// na+nb floats; with a bfloat16 block (KV.K16) up to 128 rows of a head are
-// widened into it too at a time, so na+nb+128·headDim floats avoid an
-// allocation per call.
+// na+nb floats; AttendKVScratch(na+nb, headDim) floats also leave room for
+// the rows of bfloat16 blocks the portable code widens, so no call
+// allocates.
 func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, heads, headDim int, scale float32, scores []float32) {
 	d := heads * headDim
 	if heads < 0 || headDim < 0 || na < 0 || nb < 0 || len(q) < d || len(out) < d || len(scores) < na+nb {
@@ -84,6 +84,10 @@ type attendJob struct {
 	scale     float32
 	wide      int // rows of bfloat16 keys or values widened at a time
 }
+
+// AttendKVScratch returns the scores length with which AttendKV and
+// AttendKV2 over nkeys keys never allocate, whatever the blocks' storage.
+func AttendKVScratch(nkeys, headDim int) int { return nkeys + attnWideRows*headDim }
 
 // attnWideRows is how many bfloat16 key or value rows a head widens at a
 // time: a buffer that stays in the first-level caches, so that the widened

@@ -46,38 +46,13 @@ func (m *Mat) PackBF16Dot() bool {
 			src[i] = F32ToBF16(v)
 		}
 	}
-	m.pdot = packDotPanels(src, m.Rows, m.Cols)
+	m.pdot = packPanels(src, m.Rows, m.Cols, true)
 	m.BF16, m.F32 = nil, nil
 	return true
 }
 
 // dotK returns the padded row length (even) of the dot layout.
 func dotK(k int) int { return k + k&1 }
-
-// packDotPanels reorders row-major src [rows, cols] into dot panels.
-func packDotPanels(src []uint16, rows, cols int) []uint16 {
-	np := (rows + panelCols - 1) / panelCols
-	kp := dotK(cols)
-	dst := src[:rows*cols]
-	if rows%panelCols != 0 || kp != cols {
-		dst = make([]uint16, np*panelCols*kp)
-	}
-	tmp := make([]uint16, panelCols*cols)
-	for p := range np {
-		r0 := p * panelCols
-		nr := min(panelCols, rows-r0)
-		copy(tmp, src[r0*cols:(r0+nr)*cols])
-		clear(tmp[nr*cols:])
-		out := dst[p*panelCols*kp : (p+1)*panelCols*kp]
-		clear(out)
-		for r := range panelCols {
-			for c, v := range tmp[r*cols : (r+1)*cols] {
-				out[(c>>1)*2*panelCols+2*r+c&1] = v
-			}
-		}
-	}
-	return dst
-}
 
 // dotRow reads row i of a dot-packed matrix into dst, or adds it.
 func (m *Mat) dotRow(i int, dst []float32, add bool) {

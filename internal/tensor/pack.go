@@ -30,22 +30,28 @@ func (m *Mat) Pack() {
 		return
 	}
 	if m.BF16 != nil {
-		m.pb16 = packPanels(m.BF16, m.Rows, m.Cols)
+		m.pb16 = packPanels(m.BF16, m.Rows, m.Cols, false)
 		m.BF16 = nil
 		return
 	}
-	m.pf32 = packPanels(m.F32, m.Rows, m.Cols)
+	m.pf32 = packPanels(m.F32, m.Rows, m.Cols, false)
 	m.F32 = nil
 }
 
-// packPanels reorders row-major src [rows, cols] into panels. Full panels
-// occupy exactly the memory of their 32 rows, so they are transposed in place
-// through a one-panel buffer.
-func packPanels[T float32 | uint16](src []T, rows, cols int) []T {
+// packPanels reorders row-major src [rows, cols] into panels: [cols][32],
+// or with pairs the dot layout [⌈cols/2⌉][32][2] (see PackBF16Dot). Full
+// panels of an even row length occupy exactly the memory of their 32 rows,
+// so they are transposed in place through a one-panel buffer; otherwise the
+// output is a new, zeroed slice, which is the padding.
+func packPanels[T float32 | uint16](src []T, rows, cols int, pairs bool) []T {
 	np := (rows + panelCols - 1) / panelCols
+	kp := cols // padded row length
+	if pairs {
+		kp = dotK(cols)
+	}
 	dst := src[:rows*cols]
-	if rows%panelCols != 0 {
-		dst = make([]T, np*panelCols*cols)
+	if rows%panelCols != 0 || kp != cols {
+		dst = make([]T, np*panelCols*kp)
 	}
 	tmp := make([]T, panelCols*cols)
 	for p := range np {
@@ -53,11 +59,15 @@ func packPanels[T float32 | uint16](src []T, rows, cols int) []T {
 		nr := min(panelCols, rows-r0)
 		copy(tmp, src[r0*cols:(r0+nr)*cols])
 		clear(tmp[nr*cols:])
-		out := dst[p*panelCols*cols : (p+1)*panelCols*cols]
+		out := dst[p*panelCols*kp : (p+1)*panelCols*kp]
 		for r := range panelCols {
 			row := tmp[r*cols : (r+1)*cols]
 			for k, v := range row {
-				out[k*panelCols+r] = v
+				if pairs {
+					out[(k>>1)*2*panelCols+2*r+k&1] = v
+				} else {
+					out[k*panelCols+r] = v
+				}
 			}
 		}
 	}

@@ -258,10 +258,10 @@ func (j *windowsJob) run(c int, sp *[]float32) {
 	}
 	for i := t.r0; i < t.r0+t.n; i++ {
 		n := j.hi[i] - j.lo[i]
-		if len(*sp) < n {
-			*sp = make([]float32, n)
+		if need := n + 2*j.hd; len(*sp) < need {
+			*sp = make([]float32, need)
 		}
-		windowRowGeneric(j, i, h, (*sp)[:n])
+		windowRowGeneric(j, i, h, (*sp)[:n], (*sp)[n:n+2*j.hd])
 	}
 }
 
@@ -298,8 +298,9 @@ func fma32(a, b, c float32) float32 {
 }
 
 // windowRowGeneric computes head h of row i with the contract's operations;
-// s is scratch of the window's length.
-func windowRowGeneric(j *windowsJob, i, h int, s []float32) {
+// s is scratch of the window's length, wide of two head sizes (one key and
+// one value row widened from bfloat16 storage).
+func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 	hd, kv := j.hd, &j.kv
 	off, koff := h*hd, h*kv.headStride(hd)
 	o := j.out[i*j.ldo+off : i*j.ldo+off+hd]
@@ -309,15 +310,11 @@ func windowRowGeneric(j *windowsJob, i, h int, s []float32) {
 	}
 	q := j.q[i*j.ldq+off : i*j.ldq+off+hd]
 	lo := j.lo[i]
-	var wide [2][]float32 // one widened key and value row (bfloat16 storage)
-	if kv.bf16() {
-		wide[0], wide[1] = make([]float32, hd), make([]float32, hd)
-	}
 	for n := range s {
 		r := kv.row(lo+n)*kv.Stride + koff
 		var k []float32
 		if kv.bf16() {
-			k = kv.rows16(kv.K16, r, 1, hd, wide[0])
+			k = kv.rows16(kv.K16, r, 1, hd, wide[:hd])
 		} else {
 			k = kv.K[r : r+hd]
 		}
@@ -345,7 +342,7 @@ func windowRowGeneric(j *windowsJob, i, h int, s []float32) {
 		r := kv.row(lo+n)*kv.Stride + koff
 		var v []float32
 		if kv.bf16() {
-			v = kv.rows16(kv.V16, r, 1, hd, wide[1])
+			v = kv.rows16(kv.V16, r, 1, hd, wide[hd:])
 		} else {
 			v = kv.V[r : r+hd]
 		}
