@@ -249,30 +249,35 @@ func TestSayInputsAndOutputs(t *testing.T) {
 	}
 }
 
-// TestSayMatmul runs say with the bfloat16 dot products: a complete WAV,
+// TestSayMatmul runs say with the bfloat16 and the int8 products: a complete WAV,
 // the mode named in the load line (or the fallback warned about on CPUs
 // without AVX512_BF16).
 func TestSayMatmul(t *testing.T) {
 	lm, cd, ref := filepath.Join(fixtures, "tiny-a", "lm"), filepath.Join(fixtures, "tiny-a", "codec"), filepath.Join(fixtures, "tiny-a", "ref.wav")
-	out := filepath.Join(t.TempDir(), "bf16.wav")
-	r := runBin(t, nil, nil, "say", "--model", lm, "--codec", cd, "--ref-audio", ref, "--greedy", "--max-frames", "10",
-		"--matmul", "bf16", "--text", "Hello world. This is a tiny test.", "--out", out)
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
-	}
-	want := "matmul bf16"
-	if !tensor.HasBF16Dot() {
-		want = "computing in f32"
-	}
-	if !strings.Contains(string(r.stderr), want) {
-		t.Fatalf("stderr %q does not mention %q", r.stderr, want)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(b[:4]) != "RIFF" || len(b) <= 44 || (len(b)-44)%(2*2*3840) != 0 {
-		t.Fatalf("output: %d bytes, header %q", len(b), b[:4])
+	for _, tc := range []struct {
+		mode string
+		has  bool
+	}{{"bf16", tensor.HasBF16Dot()}, {"int8", tensor.HasBF16Dot() && tensor.HasInt8Dot()}} {
+		out := filepath.Join(t.TempDir(), tc.mode+".wav")
+		r := runBin(t, nil, nil, "say", "--model", lm, "--codec", cd, "--ref-audio", ref, "--greedy", "--max-frames", "10",
+			"--matmul", tc.mode, "--text", "Hello world. This is a tiny test.", "--out", out)
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.mode, r.code, r.stderr)
+		}
+		want := "matmul " + tc.mode
+		if !tc.has {
+			want = "computing in f32"
+		}
+		if !strings.Contains(string(r.stderr), want) {
+			t.Fatalf("%s: stderr %q does not mention %q", tc.mode, r.stderr, want)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b[:4]) != "RIFF" || len(b) <= 44 || (len(b)-44)%(2*2*3840) != 0 {
+			t.Fatalf("%s: output: %d bytes, header %q", tc.mode, len(b), b[:4])
+		}
 	}
 }
 
@@ -323,8 +328,9 @@ func TestSayValidation(t *testing.T) {
 		{"six channels", []string{"--ref-audio", six, "--text", "hi"}, "", "6 channels"},
 		{"no audio generated", []string{"--ref-audio", ref, "--seed", "4", "--text", "Hi."}, "", "the model generated no audio"},
 		{"missing model", []string{"--model", filepath.Join(dir, "nomodel"), "--ref-audio", ref, "--text", "hi"}, "", "does not exist"},
-		{"bad matmul", []string{"--ref-audio", ref, "--matmul", "int8", "--text", "hi"}, "", `--matmul "int8": want f32 or bf16`},
+		{"bad matmul", []string{"--ref-audio", ref, "--matmul", "int4", "--text", "hi"}, "", `--matmul "int4": want f32, bf16 or int8`},
 		{"matmul and f32 weights", []string{"--ref-audio", ref, "--matmul", "bf16", "--f32-weights", "--text", "hi"}, "", "--matmul bf16 and --f32-weights exclude each other"},
+		{"int8 and f32 weights", []string{"--ref-audio", ref, "--matmul", "int8", "--f32-weights", "--text", "hi"}, "", "--matmul int8 and --f32-weights exclude each other"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -412,7 +418,7 @@ func TestServeFlagValidation(t *testing.T) {
 	}{
 		{[]string{"--idle-release", "-1s"}, "--idle-release must not be negative"},
 		{[]string{"--max-streams", "0"}, "--max-streams must be at least 1"},
-		{[]string{"--matmul", "fp8"}, `--matmul "fp8": want f32 or bf16`},
+		{[]string{"--matmul", "fp8"}, `--matmul "fp8": want f32, bf16 or int8`},
 	} {
 		r := runBin(t, nil, nil, append([]string{"serve", "--model", lm, "--codec", cd, "--addr", "127.0.0.1:0"}, tc.args...)...)
 		if r.code == 0 || !strings.Contains(string(r.stderr), tc.want) {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,36 +31,41 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&m.model, "model", defaultModel, "model directory or Hugging Face repo id (org/name[@revision])")
 	f.StringVar(&m.codec, "codec", "", "codec directory or repo id (default: audio_tokenizer/ in the model dir, or the model config's audio_tokenizer_pretrained_name_or_path)")
 	f.BoolVar(&m.f32, "f32-weights", false, "widen bfloat16 weights to float32 at load (more memory; same results)")
-	f.StringVar(&m.matmul, "matmul", "f32", "arithmetic of the big matrix products: f32 (results match the reference) or bf16 (inputs rounded to bfloat16, AVX512_BF16 dot products: faster batches, results differ slightly; f32 on CPUs without AVX512_BF16)")
+	f.StringVar(&m.matmul, "matmul", "f32", "arithmetic of the big matrix products: f32 (results match the reference), bf16 (inputs rounded to bfloat16, AVX512_BF16 dot products: faster batches, results differ slightly) or int8 (the language model's weights and inputs quantized to 8 bits, AVX512_VNNI: fastest, least exact); f32 on CPUs without the instructions")
 }
 
-// dot reports whether the bf16 matrix products are to be used, warning on w
-// when they are asked for on a CPU without them.
-func (m *modelFlags) dot(w io.Writer) (bool, error) {
+// mode returns the matrix arithmetic to load with ("f32", "bf16" or
+// "int8"), warning on w and falling back to f32 when the CPU lacks the
+// instructions of the one asked for.
+func (m *modelFlags) mode(w io.Writer) (string, error) {
 	switch m.matmul {
 	case "f32", "":
-		return false, nil
-	case "bf16":
+		return "f32", nil
+	case "bf16", "int8":
 		if m.f32 {
-			return false, errors.New("--matmul bf16 and --f32-weights exclude each other")
+			return "", fmt.Errorf("--matmul %s and --f32-weights exclude each other", m.matmul)
 		}
-		if !tensor.HasBF16Dot() {
-			fmt.Fprintln(w, "warning: --matmul bf16 needs a CPU with AVX512_BF16; computing in f32")
-			return false, nil
+		if !tensor.HasBF16Dot() || m.matmul == "int8" && !tensor.HasInt8Dot() {
+			need := "AVX512_BF16"
+			if m.matmul == "int8" {
+				need = "AVX512_BF16 and AVX512_VNNI"
+			}
+			fmt.Fprintf(w, "warning: --matmul %s needs a CPU with %s; computing in f32\n", m.matmul, need)
+			return "f32", nil
 		}
-		return true, nil
+		return m.matmul, nil
 	}
-	return false, fmt.Errorf("--matmul %q: want f32 or bf16", m.matmul)
+	return "", fmt.Errorf("--matmul %q: want f32, bf16 or int8", m.matmul)
 }
 
 // load resolves (hub downloads report progress on w) and loads the model.
 func (m *modelFlags) load(ctx context.Context, w io.Writer) (engine.Family, family.Paths, time.Duration, error) {
-	dot, err := m.dot(w)
+	mode, err := m.mode(w)
 	if err != nil {
 		return nil, family.Paths{}, 0, err
 	}
 	start := time.Now()
-	fam, p, err := family.Open(ctx, m.model, m.codec, family.Options{KeepBF16: !m.f32, BF16Dot: dot, Resolve: hubResolver(w)})
+	fam, p, err := family.Open(ctx, m.model, m.codec, family.Options{KeepBF16: !m.f32, BF16Dot: mode == "bf16", Int8: mode == "int8", Resolve: hubResolver(w)})
 	return fam, p, time.Since(start), err
 }
 

@@ -114,12 +114,17 @@ func (f stepOnly) NewStepper() engine.Stepper {
 // (decode of step t beside generation of step t+1) and the sequential one.
 func TestStreamsEqualAloneAndEachOther(t *testing.T) {
 	f32 := family(t)
-	// The bfloat16 mode's products and caches are row-independent too.
+	// The bfloat16 and int8 modes' products and caches are row-independent
+	// too.
 	bf16, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{BF16Dot: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, f := range map[string]*mossnano.Family{"f32": f32, "bf16": bf16} {
+	i8, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{Int8: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, f := range map[string]*mossnano.Family{"f32": f32, "bf16": bf16, "int8": i8} {
 		t.Run(name, func(t *testing.T) { testStreamsEqualAloneAndEachOther(t, f) })
 	}
 }

@@ -26,7 +26,8 @@ type Info struct {
 	// WeightBytes is the memory held by the weights.
 	WeightBytes int64
 	// Matmul is the arithmetic of the big matrix products: "f32" (the
-	// reference's) or "bf16" (bfloat16 dot products).
+	// reference's), "bf16" (bfloat16 dot products) or "int8" (int8
+	// products in the language model, bfloat16 in the codec).
 	Matmul string
 }
 

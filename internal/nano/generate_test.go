@@ -41,13 +41,13 @@ func collect(t *testing.T, g *Generation) [][][]int {
 }
 
 // TestBatchedEqualsAlone steps generations together and alone, with the
-// float32 products and with the bfloat16 dot products (whose results are
-// row-independent too): every frame must be the same.
+// float32 products, with the bfloat16 dot products and with the int8 ones
+// (whose results are row-independent too): every frame must be the same.
 func TestBatchedEqualsAlone(t *testing.T) {
 	for _, o := range []struct {
 		name string
 		opts Options
-	}{{"f32", Options{KeepBF16: true}}, {"bf16dot", Options{BF16Dot: true}}} {
+	}{{"f32", Options{KeepBF16: true}}, {"bf16dot", Options{BF16Dot: true}}, {"int8", Options{Int8: true}}} {
 		t.Run(o.name, func(t *testing.T) { testBatchedEqualsAlone(t, o.opts) })
 	}
 }
@@ -121,12 +121,12 @@ func testBatchedEqualsAlone(t *testing.T, opts Options) {
 // cache then holds bfloat16: half the bytes).
 func TestPrefixEqualsFullPrompt(t *testing.T) {
 	for _, fixture := range []string{"tiny-a", "tiny-b"} {
-		for _, dot := range []bool{false, true} {
-			m, err := Load(filepath.Join("../../testdata", fixture, "lm"), Options{KeepBF16: true, BF16Dot: dot})
+		for _, opts := range []Options{{KeepBF16: true}, {BF16Dot: true}, {Int8: true}} {
+			m, err := Load(filepath.Join("../../testdata", fixture, "lm"), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			testPrefixEqualsFullPrompt(t, m, fixture, dot)
+			testPrefixEqualsFullPrompt(t, m, fixture, opts.BF16Dot || opts.Int8)
 		}
 	}
 }
@@ -156,7 +156,7 @@ func testPrefixEqualsFullPrompt(t *testing.T, m *Model, fixture string, dot bool
 		}
 		fa, fb := collect(t, a), collect(t, b)
 		if diff := cmp.Diff(fa, fb); diff != "" {
-			t.Errorf("%s greedy=%v bf16dot=%v: prefix changes frames (-full +prefix):\n%s", fixture, p.Greedy, dot, diff)
+			t.Errorf("%s greedy=%v kv16=%v: prefix changes frames (-full +prefix):\n%s", fixture, p.Greedy, dot, diff)
 		}
 	}
 }
@@ -322,9 +322,23 @@ func TestSampler(t *testing.T) {
 // from the float32 ones) and close to them: the inputs of every product and
 // the cached values are rounded to bfloat16 (8 bits).
 func TestBF16DotCloseToF32(t *testing.T) {
+	testCloseToF32(t, Options{BF16Dot: true}, 0.03, 2)
+}
+
+// TestInt8CloseToF32 is TestBF16DotCloseToF32 for the int8 products: the
+// weights take a byte each, and the cache stays within the error of 8-bit
+// inputs and weights.
+func TestInt8CloseToF32(t *testing.T) {
+	testCloseToF32(t, Options{Int8: true}, 0.1, 1)
+}
+
+// testCloseToF32 compares the prompt's cache computed with opts to the
+// float32 one (relative RMS difference in (0, tol] per layer) and checks
+// that the transformers' weights take bytesPerWeight each.
+func testCloseToF32(t *testing.T, opts Options, tol float64, bytesPerWeight int64) {
 	ref := readGolden(t, "tiny-a", "canonical.json").RefCodes
 	var caches []*kvCache
-	for _, opts := range []Options{{KeepBF16: true}, {BF16Dot: true}} {
+	for _, opts := range []Options{{KeepBF16: true}, opts} {
 		m, err := Load(filepath.Join("../../testdata/tiny-a/lm"), opts)
 		if err != nil {
 			t.Fatal(err)
@@ -334,10 +348,23 @@ func TestBF16DotCloseToF32(t *testing.T) {
 			t.Fatal(err)
 		}
 		caches = append(caches, p.cache)
+		if !opts.KeepBF16 {
+			for _, s := range []*stack{&m.global, &m.local} {
+				for _, b := range s.blocks {
+					for _, w := range []*tensor.Mat{b.attnW, b.projW, b.fcInW, b.fcOutW} {
+						// The padding of the last panel: at most 32 rows
+						// (and the int8 trailers, 2 rows' worth of 4 bytes).
+						if min := bytesPerWeight * int64(w.Rows*w.Cols); w.Bytes() < min || w.Bytes() > min+int64(32*(w.Cols+8)*int(bytesPerWeight)) {
+							t.Fatalf("[%d %d] takes %d bytes, want %d per weight", w.Rows, w.Cols, w.Bytes(), bytesPerWeight)
+						}
+					}
+				}
+			}
+		}
 	}
 	exact, dot := caches[0], caches[1]
 	if !dot.bf16 || dot.k != nil {
-		t.Fatal("the BF16Dot cache does not hold bfloat16")
+		t.Fatal("the cache does not hold bfloat16")
 	}
 	for l := range exact.k {
 		for _, pair := range []struct {
@@ -354,8 +381,8 @@ func TestBF16DotCloseToF32(t *testing.T) {
 			}
 			rel := math.Sqrt(diff / norm)
 			t.Logf("layer %d: relative RMS difference %.2e", l, rel)
-			if !(rel > 0 && rel <= 0.03) {
-				t.Fatalf("layer %d: relative RMS difference %g, want in (0, 0.03]", l, rel)
+			if !(rel > 0 && rel <= tol) {
+				t.Fatalf("layer %d: relative RMS difference %g, want in (0, %g]", l, rel, tol)
 			}
 		}
 	}

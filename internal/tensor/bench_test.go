@@ -35,7 +35,7 @@ func BenchmarkLinear(b *testing.B) {
 			wb[i] = F32ToBF16(v)
 		}
 		bias := randVec(r, s.n)
-		for _, dt := range []string{"bf16", "f32", "bf16dot"} {
+		for _, dt := range []string{"bf16", "f32", "bf16dot", "int8"} {
 			var w *Mat
 			switch dt {
 			case "bf16":
@@ -50,6 +50,12 @@ func BenchmarkLinear(b *testing.B) {
 				}
 				w = NewBF16(s.n, s.k, append([]uint16(nil), wb...))
 				w.PackBF16Dot()
+			case "int8":
+				if !HasInt8Dot() {
+					continue
+				}
+				w = NewBF16(s.n, s.k, append([]uint16(nil), wb...))
+				w.PackInt8()
 			}
 			for _, m := range s.ms {
 				x := randVec(r, m*s.k)
@@ -77,13 +83,16 @@ func BenchmarkGlobalStep(b *testing.B) {
 	r := rand.New(rand.NewPCG(2, 2))
 	const H, I, layers = 768, 3072, 12
 	shapes := [][2]int{{3 * H, H}, {H, H}, {I, H}, {H, I}}
-	for _, dt := range []string{"bf16", "f32"} {
+	for _, dt := range []string{"bf16", "f32", "bf16dot", "int8"} {
+		if dt == "bf16dot" && !HasBF16Dot() || dt == "int8" && !HasInt8Dot() {
+			continue
+		}
 		var ws []*Mat
 		var bytes int64
 		for range layers {
 			for _, s := range shapes {
 				var w *Mat
-				if dt == "bf16" {
+				if dt != "f32" {
 					d := make([]uint16, s[0]*s[1])
 					for i := range d {
 						d[i] = F32ToBF16(float32(r.NormFloat64()))
@@ -92,7 +101,14 @@ func BenchmarkGlobalStep(b *testing.B) {
 				} else {
 					w = NewF32(s[0], s[1], randVec(r, s[0]*s[1]))
 				}
-				w.Pack()
+				switch dt {
+				case "bf16dot":
+					w.PackBF16Dot()
+				case "int8":
+					w.PackInt8()
+				default:
+					w.Pack()
+				}
 				bytes += w.Bytes()
 				ws = append(ws, w)
 			}

@@ -119,3 +119,115 @@ var dotTiles = []gemmTile[uint16]{
 	{1, 128, dotBF16AVX512_1x128},
 	{2, 128, dotBF16AVX512_2x128},
 }
+
+// dotI8AVX512_1x32 computes a 1x32 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_1x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_2x32 computes a 2x32 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_2x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_3x32 computes a 3x32 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_3x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_4x32 computes a 4x32 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_4x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_5x32 computes a 5x32 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_5x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_6x32 computes a 6x32 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_6x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_7x32 computes a 7x32 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_7x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_8x32 computes a 8x32 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_8x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_1x64 computes a 1x64 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_1x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_2x64 computes a 2x64 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_2x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_3x64 computes a 3x64 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_3x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_4x64 computes a 4x64 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_4x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_5x64 computes a 5x64 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_5x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_6x64 computes a 6x64 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_6x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_1x128 computes a 1x128 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_1x128(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVX512_2x128 computes a 2x128 tile of x·Wᵀ with int8 products.
+//
+//go:noescape
+func dotI8AVX512_2x128(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// absMaxBitsAVX512 returns the largest bit pattern of |src[i]|; n is a
+// multiple of 16.
+//
+//go:noescape
+func absMaxBitsAVX512(src *float32, n int) uint32
+
+// quantI8AVX512 stores round-half-even(src[i]·inv) + 128 as bytes; n is a
+// multiple of 16.
+//
+//go:noescape
+func quantI8AVX512(dst *int8, src *float32, n int, inv float32)
+
+// i8Tiles lists the generated int8 tiles (AVX512_VNNI).
+var i8Tiles = []gemmTile[int8]{
+	{1, 32, dotI8AVX512_1x32},
+	{2, 32, dotI8AVX512_2x32},
+	{3, 32, dotI8AVX512_3x32},
+	{4, 32, dotI8AVX512_4x32},
+	{5, 32, dotI8AVX512_5x32},
+	{6, 32, dotI8AVX512_6x32},
+	{7, 32, dotI8AVX512_7x32},
+	{8, 32, dotI8AVX512_8x32},
+	{1, 64, dotI8AVX512_1x64},
+	{2, 64, dotI8AVX512_2x64},
+	{3, 64, dotI8AVX512_3x64},
+	{4, 64, dotI8AVX512_4x64},
+	{5, 64, dotI8AVX512_5x64},
+	{6, 64, dotI8AVX512_6x64},
+	{1, 128, dotI8AVX512_1x128},
+	{2, 128, dotI8AVX512_2x128},
+}

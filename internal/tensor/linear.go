@@ -42,6 +42,10 @@ func Linear(y, x []float32, m int, w *Mat, bias []float32) {
 		linearDot(y, x, m, w, bias)
 		return
 	}
+	if w.pq != nil {
+		linearInt8(y, x, m, w, bias)
+		return
+	}
 	if w.Packed() && linearSIMD(y, x, m, w, bias) {
 		return
 	}
@@ -74,6 +78,8 @@ func LinearRows(y, x []float32, m int, w *Mat, rows []int) {
 			p := r / panelCols
 			if w.pdot != nil {
 				sub.pdot = w.pdot[p*panelCols*dotK(k) : (p+1)*panelCols*dotK(k)]
+			} else if w.pq != nil {
+				sub.pq = w.pq[p*i8PanelLen(k) : (p+1)*i8PanelLen(k)]
 			} else if w.pb16 != nil {
 				sub.pb16 = w.pb16[p*panelCols*k : (p+1)*panelCols*k]
 			} else {

@@ -33,19 +33,19 @@ func implAvailable(i impl) bool {
 func simdGEMM() bool { return active != implGeneric }
 
 // gemmTile is one generated kernel: rows×cols outputs per call.
-type gemmTile[T float32 | uint16] struct {
+type gemmTile[T float32 | uint16 | int8] struct {
 	rows, cols int
 	fn         func(a *float32, lda int, w *T, wp int, k int, c *float32, ldc int, bias *float32)
 }
 
 // gemmSet indexes the tiles of one instruction set and weight type.
-type gemmSet[T float32 | uint16] struct {
+type gemmSet[T float32 | uint16 | int8] struct {
 	maxRows int
 	widths  []int                                                                                  // distinct tile widths, widest first
 	byWidth [][]func(a *float32, lda int, w *T, wp int, k int, c *float32, ldc int, bias *float32) // [width][rows-1]
 }
 
-func newGemmSet[T float32 | uint16](tiles []gemmTile[T]) *gemmSet[T] {
+func newGemmSet[T float32 | uint16 | int8](tiles []gemmTile[T]) *gemmSet[T] {
 	s := &gemmSet[T]{}
 	for _, t := range tiles {
 		s.maxRows = max(s.maxRows, t.rows)
@@ -82,6 +82,9 @@ var (
 var (
 	dotSet     = newGemmSet(dotTiles)
 	hasBF16Dot = implAvailable(implAVX512) && cpu.X86.HasAVX512BF16
+
+	i8Set      = newGemmSet(i8Tiles)
+	hasInt8Dot = implAvailable(implAVX512) && cpu.X86.HasAVX512VNNI
 )
 
 func init() {
@@ -150,7 +153,7 @@ func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32) bool
 }
 
 // linearJob is one Linear call on packed weights, cut into panel ranges.
-type linearJob[T float32 | uint16] struct {
+type linearJob[T float32 | uint16 | int8] struct {
 	set  *gemmSet[T]
 	y, x []float32
 	m    int
@@ -272,3 +275,24 @@ func dotJob(set *gemmSet[uint16], y []float32, xb []uint16, m int, w *Mat, bias 
 	return linearJob[uint16]{set: set, y: y, x: pairs, m: m, wd: w.pdot, n: w.Rows,
 		lda: kp, kIter: kp, panelLen: 2 * panelCols * kp, colStep: 2, bias: bias}
 }
+
+// linearInt8SIMD runs an int8 Linear on the VPDPBUSD kernels if the CPU has
+// them and the AVX-512 kernels are active.
+func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32) bool {
+	if !hasInt8Dot || active != implAVX512 {
+		return false
+	}
+	kq := i8K(w.Cols)
+	rows := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xq))), len(xq))
+	j := linearJob[int8]{set: i8Set, y: y, x: rows, m: m, wd: w.pq, n: w.Rows,
+		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias}
+	j.run1()
+	return true
+}
+
+// absMaxSIMD is absMaxBits for a multiple of 16 values on AVX-512.
+func absMaxSIMD(v []float32) uint32 { return absMaxBitsAVX512(&v[0], len(v)) }
+
+// quantSIMD stores round-half-even(v[i]·inv) + 128 for a multiple of 16
+// values on AVX-512.
+func quantSIMD(q []int8, v []float32, inv float32) { quantI8AVX512(&q[:len(v)][0], &v[0], len(v), inv) }

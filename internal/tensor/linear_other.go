@@ -18,6 +18,10 @@ func widenSIMD(dst []float32, src []uint16) int { return 0 }
 
 func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32) bool { return false }
 
+const hasInt8Dot = false
+
+func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32) bool { return false }
+
 func dotSIMD(a, b []float32) (float32, bool)                                    { return 0, false }
 func axpySIMD(y []float32, a float32, x []float32) bool                         { return false }
 func addSIMD(y, x []float32) bool                                               { return false }
@@ -35,3 +39,7 @@ func attnSumSIMD(out, p, v []float32, stride int) bool                 { return 
 
 func attnScoresBFSIMD(s, q []float32, k []uint16, stride int, scale float32) bool { return false }
 func attnSumBFSIMD(out, p []float32, v []uint16, stride int) bool                 { return false }
+
+func absMaxSIMD(v []float32) uint32 { panic("unreachable") }
+
+func quantSIMD(q []int8, v []float32, inv float32) { panic("unreachable") }

@@ -5,7 +5,7 @@ package tensor
 const panelCols = 32
 
 // Packed reports whether Pack has moved the matrix into the panel layout.
-func (m *Mat) Packed() bool { return m.pf32 != nil || m.pb16 != nil || m.pdot != nil }
+func (m *Mat) Packed() bool { return m.pf32 != nil || m.pb16 != nil || m.pdot != nil || m.pq != nil }
 
 // panels returns the number of 32-row panels of the packed layout.
 func (m *Mat) panels() int { return (m.Rows + panelCols - 1) / panelCols }
@@ -81,6 +81,10 @@ func (m *Mat) panelRow(i int, dst []float32, add bool) {
 	}
 	if m.pdot != nil {
 		m.dotRow(i, dst, add)
+		return
+	}
+	if m.pq != nil {
+		m.i8Row(i, dst, add)
 		return
 	}
 	k := m.Cols

@@ -43,6 +43,9 @@ type Mat struct {
 	pb16 []uint16
 	// Dot layout (see PackBF16Dot): bfloat16 panels of column pairs.
 	pdot []uint16
+	// Int8 layout (see PackInt8): quantized panels of column quads, each
+	// followed by its columns' corrections and scales.
+	pq []int8
 }
 
 // NewF32 wraps float32 data of length rows*cols.
@@ -76,6 +79,8 @@ func (m *Mat) Bytes() int64 {
 		return int64(len(m.pf32)) * 4
 	case m.pdot != nil:
 		return int64(len(m.pdot)) * 2
+	case m.pq != nil:
+		return int64(len(m.pq))
 	}
 	return int64(len(m.F32)) * 4
 }

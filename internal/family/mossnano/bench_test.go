@@ -21,7 +21,7 @@ var (
 // fullSize writes the release-shaped random checkpoint (bf16) once per
 // process and loads it. Set NANOVOX_BENCH_MODEL to reuse a directory made by
 // `nanovox dev mkmodel --preset nano-100m --dtype bfloat16`;
-// NANOVOX_BENCH_MATMUL=bf16 loads it with the bfloat16 dot products.
+// NANOVOX_BENCH_MATMUL=bf16 or int8 loads it in that mode.
 func fullSize(b *testing.B) *Family {
 	fullOnce.Do(func() {
 		dir := os.Getenv("NANOVOX_BENCH_MODEL")
@@ -37,7 +37,7 @@ func fullSize(b *testing.B) *Family {
 			}
 			dir = d
 		}
-		fullFam, fullErr = Load(filepath.Join(dir, "lm"), filepath.Join(dir, "codec"), Options{KeepBF16: true, BF16Dot: os.Getenv("NANOVOX_BENCH_MATMUL") == "bf16"})
+		fullFam, fullErr = Load(filepath.Join(dir, "lm"), filepath.Join(dir, "codec"), Options{KeepBF16: true, BF16Dot: os.Getenv("NANOVOX_BENCH_MATMUL") == "bf16", Int8: os.Getenv("NANOVOX_BENCH_MATMUL") == "int8"})
 	})
 	if fullErr != nil {
 		b.Fatal(fullErr)

@@ -53,17 +53,21 @@ type Options struct {
 	// BF16Dot multiplies the transformers' matrices with bfloat16 dot
 	// products (see nano.Options.BF16Dot): faster, not reference-exact.
 	BF16Dot bool
+	// Int8 multiplies the language model's matrices with int8 products
+	// (see nano.Options.Int8) and the codec's like BF16Dot: fastest, least
+	// exact.
+	Int8 bool
 	// Name is reported in Info (defaults to the LM directory).
 	Name string
 }
 
 // Load loads the language model from lmDir and the codec from codecDir.
 func Load(lmDir, codecDir string, opts Options) (*Family, error) {
-	lm, err := nano.Load(lmDir, nano.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot})
+	lm, err := nano.Load(lmDir, nano.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot, Int8: opts.Int8})
 	if err != nil {
 		return nil, err
 	}
-	cd, err := codec.Load(codecDir, codec.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot})
+	cd, err := codec.Load(codecDir, codec.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot || opts.Int8})
 	if err != nil {
 		return nil, fmt.Errorf("load codec %s: %w", codecDir, err)
 	}
@@ -83,7 +87,10 @@ func Load(lmDir, codecDir string, opts Options) (*Family, error) {
 		name = lmDir
 	}
 	matmul := "f32"
-	if opts.BF16Dot {
+	switch {
+	case opts.Int8:
+		matmul = "int8"
+	case opts.BF16Dot:
 		matmul = "bf16"
 	}
 	return &Family{LM: lm, Codec: cd, name: name, matmul: matmul}, nil

@@ -71,11 +71,70 @@ func vcvtne2ps2bf16(dst, src1, src2 int) string {
 	return evex(0x72, 3, dst, src1, src2, "VCVTNE2PS2BF16")
 }
 
+// The int8 kernels (W8A8, AVX512_VNNI) share the loop of the bfloat16 ones
+// with quads instead of pairs: a points at activation rows quantized to
+// unsigned bytes (x/sx rounded, + 128) read as 4-byte groups, lda the row
+// stride in groups, k the number of groups; each row is followed by its
+// scale sx as a float32 (at a + k groups). W is stored in 32-column panels of
+// signed bytes [k][32][4] followed by a trailer of two 32-lane rows: the
+// column corrections 128·Σq (int32) and the column scales sw (float32); wp
+// is the panel stride in bytes. VPDPBUSD accumulates the products exactly in
+// int32, then every output is
+//
+//	float32(float32(float32(acc − corr)·sw)·sx) + bias
+//
+// which tensor.linearInt8Generic computes the same way.
+
+func i8Name(t gemmTile) string { return fmt.Sprintf("dotI8AVX512_%dx%d", t.rows, t.cols) }
+
+// vpdpbusd: dst.i32[i] += Σ₄ src1.u8[4i+j]·src2.s8[4i+j] (Go operand order
+// reversed).
+func vpdpbusd(dst, src1, src2 int) string {
+	return fmt.Sprintf("\tVPDPBUSD Z%d, Z%d, Z%d\n", src2, src1, dst)
+}
+
+// i8Epilogue turns the int32 sums into scaled float32 outputs: the weight
+// pointers stand at their panels' trailers and idx at the rows' scales.
+func i8Epilogue(b *bytes.Buffer, t gemmTile, rows, wptr []string, idx string) {
+	nv := t.cols / 16
+	for r := range t.rows {
+		fmt.Fprintf(b, "\tVBROADCASTSS (%s)(%s*4), Z28\n", rows[r], idx)
+		for v := range nv {
+			acc, off, w := r*nv+v, (v%2)*64, wptr[v/2]
+			fmt.Fprintf(b, "\tVPSUBD %d(%s), Z%d, Z%d\n", off, w, acc, acc)
+			fmt.Fprintf(b, "\tVCVTDQ2PS Z%d, Z%d\n", acc, acc)
+			fmt.Fprintf(b, "\tVMULPS %d(%s), Z%d, Z%d\n", stepBytes+off, w, acc, acc)
+			fmt.Fprintf(b, "\tVMULPS Z28, Z%d, Z%d\n", acc, acc)
+		}
+	}
+	b.WriteString("\n")
+}
+
+// stepBytes is the size of one k step (pair or quad) of a 32-column panel.
+const stepBytes = 128
+
 // dotKernel writes one tile. Registers: accumulators Z0…, weights from Z16
 // or Z24, broadcasts Z28–Z31; row pointers, the panel pointers, the pair
 // index and count in general-purpose registers (never BP, SP, R14, R15).
-func dotKernel(b *bytes.Buffer, t gemmTile) {
-	name := dotName(t)
+func dotKernel(b *bytes.Buffer, t gemmTile) { productKernel(b, t, bf16Dot) }
+
+// productKind is one family of pair/quad product kernels.
+type productKind struct {
+	name     func(gemmTile) string
+	requires string
+	wshift   int                         // log2 of the bytes of one weight element
+	mac      func(acc, bc, w int) string // acc += products of broadcast bc and weights w
+	scale    bool                        // int8 epilogue (see i8Kernel)
+}
+
+var (
+	bf16Dot = productKind{name: dotName, requires: "AVX512F, AVX512_BF16", wshift: 1, mac: vdpbf16ps}
+	i8Dot   = productKind{name: i8Name, requires: "AVX512F, AVX512_VNNI", wshift: 0, mac: vpdpbusd, scale: true}
+)
+
+// productKernel writes one tile of kind pk.
+func productKernel(b *bytes.Buffer, t gemmTile, pk productKind) {
+	name := pk.name(t)
 	nv := t.cols / 16   // accumulators per row
 	npan := t.cols / 32 // panels
 	gp := []string{"SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13"}
@@ -91,14 +150,17 @@ func dotKernel(b *bytes.Buffer, t gemmTile) {
 		wreg = 16
 	}
 	fmt.Fprintf(b, "// func %s(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)\n", name)
-	fmt.Fprintf(b, "// Requires: AVX512F, AVX512_BF16\nTEXT ·%s(SB), NOSPLIT, $0-64\n", name)
+	fmt.Fprintf(b, "// Requires: %s\nTEXT ·%s(SB), NOSPLIT, $0-64\n", pk.requires, name)
 	fmt.Fprintf(b, "\tMOVQ lda+8(FP), AX\n\tSHLQ $0x02, AX\n\tMOVQ a+0(FP), %s\n", rows[0])
 	for r := 1; r < t.rows; r++ {
 		fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", rows[r-1], rows[r])
 	}
 	fmt.Fprintf(b, "\tMOVQ w+16(FP), %s\n", wptr[0])
 	if npan > 1 {
-		fmt.Fprintf(b, "\tMOVQ wp+24(FP), AX\n\tSHLQ $0x01, AX\n")
+		b.WriteString("\tMOVQ wp+24(FP), AX\n")
+		if pk.wshift > 0 {
+			fmt.Fprintf(b, "\tSHLQ $0x%02x, AX\n", pk.wshift)
+		}
 		for q := 1; q < npan; q++ {
 			fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", wptr[q-1], wptr[q])
 		}
@@ -115,7 +177,7 @@ func dotKernel(b *bytes.Buffer, t gemmTile) {
 		bc := 28 + r%4
 		fmt.Fprintf(b, "\tVPBROADCASTD (%s)(%s*4), Z%d\n", rows[r], idx, bc)
 		for v := 0; v < nv; v++ {
-			b.WriteString(vdpbf16ps(r*nv+v, bc, wreg+v))
+			b.WriteString(pk.mac(r*nv+v, bc, wreg+v))
 		}
 	}
 	for _, w := range wptr {
@@ -123,6 +185,9 @@ func dotKernel(b *bytes.Buffer, t gemmTile) {
 		fmt.Fprintf(b, "\tADDQ $0x80, %s\n", w)
 	}
 	fmt.Fprintf(b, "\tINCQ %s\n\tCMPQ %s, %s\n\tJL %s_loop\n\n", idx, idx, kk, name)
+	if pk.scale {
+		i8Epilogue(b, t, rows, wptr, idx)
+	}
 
 	fmt.Fprintf(b, "\tMOVQ bias+56(FP), AX\n\tTESTQ AX, AX\n\tJZ %s_nobias\n", name)
 	for r := 0; r < t.rows; r++ {
@@ -151,6 +216,68 @@ func cvtKernel(b *bytes.Buffer) {
 	b.WriteString("\tVMOVUPS (SI), Z0\n\tVMOVUPS 64(SI), Z1\n")
 	b.WriteString(vcvtne2ps2bf16(2, 1, 0))
 	b.WriteString("\tVMOVDQU32 Z2, (DI)\n\tADDQ $0x80, SI\n\tADDQ $0x40, DI\n\tDECQ CX\n\tJNZ cvt_loop\n\ncvt_done:\n\tVZEROUPPER\n\tRET\n\n")
+}
+
+// quantKernels writes absMaxBitsAVX512(src *float32, n int) uint32, the
+// largest bit pattern of |src[i]| (so NaN > Inf > every finite magnitude),
+// and quantI8AVX512(dst *int8, src *float32, n int, inv float32), which
+// stores round-half-even(src[i]·inv) as a byte + 128 (the products lie in
+// [-127.5, 127.5]); n is a multiple of 16 and at least 16.
+func quantKernels(b *bytes.Buffer) {
+	b.WriteString(`// func absMaxBitsAVX512(src *float32, n int) uint32
+// Requires: AVX512F, AVX512VL
+TEXT ·absMaxBitsAVX512(SB), NOSPLIT, $0-20
+	MOVQ src+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $0x04, CX
+	MOVL $0x7fffffff, AX
+	VPBROADCASTD AX, Z1
+	VPXORD Z0, Z0, Z0
+
+absmax_loop:
+	VPANDD (SI), Z1, Z2
+	VPMAXUD Z2, Z0, Z0
+	ADDQ $0x40, SI
+	DECQ CX
+	JNZ absmax_loop
+	VEXTRACTI64X4 $0x01, Z0, Y2
+	VPMAXUD Y2, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X2
+	VPMAXUD X2, X0, X0
+	VPSHUFD $0x4e, X0, X2
+	VPMAXUD X2, X0, X0
+	VPSHUFD $0xb1, X0, X2
+	VPMAXUD X2, X0, X0
+	VMOVD X0, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func quantI8AVX512(dst *int8, src *float32, n int, inv float32)
+// Requires: AVX512F, AVX512VL
+TEXT ·quantI8AVX512(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $0x04, CX
+	VBROADCASTSS inv+24(FP), Z1
+	MOVL $0x80808080, AX
+	VPBROADCASTD AX, X3
+
+quant_loop:
+	VMULPS (SI), Z1, Z2
+	VCVTPS2DQ Z2, Z2
+	VPMOVSDB Z2, X2
+	VPXORD X3, X2, X2
+	VMOVDQU X2, (DI)
+	ADDQ $0x40, SI
+	ADDQ $0x10, DI
+	DECQ CX
+	JNZ quant_loop
+	VZEROUPPER
+	RET
+
+`)
 }
 
 // widenKernel writes widenBF16<ISA>(dst *float32, src *uint16, n int): exact
@@ -193,6 +320,19 @@ func genDot(asmPath, declPath string) {
 	d.WriteString("// dotTiles lists the generated bfloat16 dot-product tiles (AVX512_BF16).\nvar dotTiles = []gemmTile[uint16]{\n")
 	for _, t := range dotTiles() {
 		fmt.Fprintf(&d, "{%d, %d, %s},\n", t.rows, t.cols, dotName(t))
+	}
+	d.WriteString("}\n")
+	for _, t := range dotTiles() {
+		productKernel(&s, t, i8Dot)
+		fmt.Fprintf(&d, "// %s computes a %dx%d tile of x·Wᵀ with int8 products.\n//\n//go:noescape\n", i8Name(t), t.rows, t.cols)
+		fmt.Fprintf(&d, "func %s(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)\n\n", i8Name(t))
+	}
+	quantKernels(&s)
+	d.WriteString("// absMaxBitsAVX512 returns the largest bit pattern of |src[i]|; n is a\n// multiple of 16.\n//\n//go:noescape\nfunc absMaxBitsAVX512(src *float32, n int) uint32\n\n")
+	d.WriteString("// quantI8AVX512 stores round-half-even(src[i]·inv) + 128 as bytes; n is a\n// multiple of 16.\n//\n//go:noescape\nfunc quantI8AVX512(dst *int8, src *float32, n int, inv float32)\n\n")
+	d.WriteString("// i8Tiles lists the generated int8 tiles (AVX512_VNNI).\nvar i8Tiles = []gemmTile[int8]{\n")
+	for _, t := range dotTiles() {
+		fmt.Fprintf(&d, "{%d, %d, %s},\n", t.rows, t.cols, i8Name(t))
 	}
 	d.WriteString("}\n")
 	src, err := format.Source(d.Bytes())
