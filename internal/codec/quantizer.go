@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/nanovox/nanovox/internal/tensor"
 	"github.com/nanovox/nanovox/internal/weights"
 )
 
@@ -95,33 +96,36 @@ func (q *quantizer) encode(codes [][]int, x []float32, n int) {
 	ze := make([]float32, n*q.cd)
 	row := make([]float32, n*q.cd)
 	zq := make([]float32, n*q.rvq)
-	e := make([]float64, q.cd)
 	for j := range q.stages {
 		s := &q.stages[j]
 		s.inProj.apply(ze, residual, n)
-		for t := range n {
-			z := ze[t*q.cd : (t+1)*q.cd]
-			inv := 1 / math.Max(norm64(z), 1e-12)
-			var ee float64
-			for i, v := range z {
-				e[i] = float64(v) * inv
-				ee += e[i] * e[i]
-			}
-			best, bestD := 0, math.Inf(1)
-			for k := range q.size {
-				u := s.unit[k*q.cd : (k+1)*q.cd]
-				var dot float64
-				for i, v := range e {
-					dot += v * u[i]
+		// Frames are independent within a stage: searched in parallel.
+		tensor.For(n, max(1, 8192/(q.size*q.cd)), func(lo, hi int) {
+			e := make([]float64, q.cd)
+			for t := lo; t < hi; t++ {
+				z := ze[t*q.cd : (t+1)*q.cd]
+				inv := 1 / math.Max(norm64(z), 1e-12)
+				var ee float64
+				for i, v := range z {
+					e[i] = float64(v) * inv
+					ee += e[i] * e[i]
 				}
-				dist := ee - 2*dot + s.unitSq[k]
-				if dist < bestD {
-					best, bestD = k, dist
+				best, bestD := 0, math.Inf(1)
+				for k := range q.size {
+					u := s.unit[k*q.cd : (k+1)*q.cd]
+					var dot float64
+					for i, v := range e {
+						dot += v * u[i]
+					}
+					dist := ee - 2*dot + s.unitSq[k]
+					if dist < bestD {
+						best, bestD = k, dist
+					}
 				}
+				codes[t][j] = best
+				copy(row[t*q.cd:(t+1)*q.cd], s.codebook[best*q.cd:(best+1)*q.cd])
 			}
-			codes[t][j] = best
-			copy(row[t*q.cd:(t+1)*q.cd], s.codebook[best*q.cd:(best+1)*q.cd])
-		}
+		})
 		// The raw (not normalised) codebook row goes through out_proj.
 		s.outProj.apply(zq, row, n)
 		for i := range residual {

@@ -77,12 +77,26 @@ var dotScratch = sync.Pool{New: func() any { return new([]uint16) }}
 // toBF16Rows rounds x [m, k] to bfloat16 rows of length kp (zero-padded)
 // with roundBF16.
 func toBF16Rows(dst []uint16, x []float32, m, k, kp int) {
-	for i := range m {
+	if g := convGrain(k); m > g {
+		For(m, g, func(lo, hi int) { toBF16RowRange(dst, x, k, kp, lo, hi) })
+		return
+	}
+	toBF16RowRange(dst, x, k, kp, 0, m)
+}
+
+// toBF16RowRange is toBF16Rows for rows [lo, hi).
+func toBF16RowRange(dst []uint16, x []float32, k, kp, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		row := dst[i*kp : (i+1)*kp]
 		RoundBF16(row[:k], x[i*k:(i+1)*k])
 		clear(row[k:])
 	}
 }
+
+// convGrain is the number of rows of k values converted per parallel run
+// of the input conversions: large enough that only big batches (prompts,
+// codec encodes) are split.
+func convGrain(k int) int { return max(1, 1<<16/max(k, 1)) }
 
 // RoundBF16 rounds src to bfloat16 into dst the way the dot products round
 // their inputs: nearest even, NaN quieted, denormals to zero of the same

@@ -129,22 +129,25 @@ func (m *Mat) PackInt8() bool {
 	np := m.panels()
 	plen := i8PanelLen(k)
 	dst := make([]int8, np*plen)
-	row := make([]float32, k)
-	q := make([]int8, k)
-	for r := range m.Rows {
-		m.Row(r, row)
-		sw := quantize(q, row)
-		p, lane := r/panelCols, r%panelCols
-		out := dst[p*plen : (p+1)*plen]
-		var sum int32
-		for c, v := range q {
-			out[(c/quantStep)*quantStep*panelCols+lane*quantStep+c%quantStep] = v
-			sum += int32(v)
+	// Panels are independent: quantized in parallel (a big model's load).
+	For(np, 1, func(p0, p1 int) {
+		row := make([]float32, k)
+		q := make([]int8, k)
+		for r := p0 * panelCols; r < min(p1*panelCols, m.Rows); r++ {
+			m.Row(r, row)
+			sw := quantize(q, row)
+			p, lane := r/panelCols, r%panelCols
+			out := dst[p*plen : (p+1)*plen]
+			var sum int32
+			for c, v := range q {
+				out[(c/quantStep)*quantStep*panelCols+lane*quantStep+c%quantStep] = v
+				sum += int32(v)
+			}
+			trailer := unsafe.Slice((*byte)(unsafe.Pointer(&out[kq*quantStep*panelCols])), 2*quantStep*panelCols)
+			binary.LittleEndian.PutUint32(trailer[lane*4:], uint32(128*sum))
+			binary.LittleEndian.PutUint32(trailer[(panelCols+lane)*4:], math.Float32bits(sw))
 		}
-		trailer := unsafe.Slice((*byte)(unsafe.Pointer(&out[kq*quantStep*panelCols])), 2*quantStep*panelCols)
-		binary.LittleEndian.PutUint32(trailer[lane*4:], uint32(128*sum))
-		binary.LittleEndian.PutUint32(trailer[(panelCols+lane)*4:], math.Float32bits(sw))
-	}
+	})
 	m.pq = dst
 	m.F32, m.BF16 = nil, nil
 	return true
@@ -182,8 +185,17 @@ var i8Scratch = sync.Pool{New: func() any { return new([]uint32) }}
 // quantizeRows quantizes x [m, k] into rows of kq+1 words: kq words of four
 // bytes q+128 (padding 128, i.e. zero), then the row's scale as float32 bits.
 func quantizeRows(dst []uint32, x []float32, m, k int) {
+	if g := convGrain(k); m > g {
+		For(m, g, func(lo, hi int) { quantizeRowRange(dst, x, k, lo, hi) })
+		return
+	}
+	quantizeRowRange(dst, x, k, 0, m)
+}
+
+// quantizeRowRange is quantizeRows for rows [lo, hi).
+func quantizeRowRange(dst []uint32, x []float32, k, lo, hi int) {
 	kq := i8K(k)
-	for i := range m {
+	for i := lo; i < hi; i++ {
 		row := dst[i*(kq+1) : (i+1)*(kq+1)]
 		b := unsafe.Slice((*int8)(unsafe.Pointer(&row[0])), kq*quantStep)
 		sx := quantizeU8(b[:k], x[i*k:(i+1)*k])

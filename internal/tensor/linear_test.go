@@ -16,6 +16,7 @@ var linearShapes = []struct{ m, n, k int }{
 	{5, 64, 100}, {6, 65, 15}, {7, 96, 16}, {8, 100, 31}, {9, 128, 47},
 	{13, 130, 65}, {17, 160, 33}, {17, 240, 256}, {23, 257, 9}, {40, 67, 45},
 	{1, 2304, 96}, {2, 1024, 70}, {64, 48, 5},
+	{300, 40, 520}, // inputs converted in parallel (dot and int8 layouts)
 }
 
 // refLinear is the float64 reference of x·wᵀ + bias.
