@@ -130,7 +130,8 @@ func BenchmarkFramePipeline(b *testing.B) {
 }
 
 // BenchmarkFrameParts splits one stream's frame into the language model and
-// the codec decode.
+// the codec decode, and times the two steps of a new inline voice: the 5 s
+// clip's encode and its prompt prefix (the prefill of 62 frames of codes).
 func BenchmarkFrameParts(b *testing.B) {
 	f := fullSize(b)
 	b.Run("lm", func(b *testing.B) {
@@ -153,6 +154,20 @@ func BenchmarkFrameParts(b *testing.B) {
 				frame[0][c] = (i + c*13) % 1024
 			}
 			if buf, err = d.Step(buf[:0], frame); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("prefix-5s", func(b *testing.B) {
+		ref := make([][]int, 62)
+		for i := range ref {
+			ref[i] = make([]int, f.LM.Config.NVQ)
+			for c := range ref[i] {
+				ref[i][c] = (i*31 + c*7) % 1024
+			}
+		}
+		for b.Loop() {
+			if _, err := f.LM.NewPrefix(ref); err != nil {
 				b.Fatal(err)
 			}
 		}
