@@ -18,6 +18,7 @@ import (
 	"github.com/nanovox/nanovox/internal/audio"
 	"github.com/nanovox/nanovox/internal/bench"
 	"github.com/nanovox/nanovox/internal/engine"
+	"github.com/nanovox/nanovox/internal/tensor"
 )
 
 func init() { extraCommands = append(extraCommands, newBenchCmd) }
@@ -170,8 +171,8 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		fam = savedVoiceFamily{Family: fam, v: savedCodes}
 		ref = make([]float32, 2*info.SampleRate) // placeholder, never encoded
 	}
-	fmt.Fprintf(log, "bench: %s, %d frames per request (%.1f s), %d run(s), GOMAXPROCS %d, matmul %s, RSS after load %.0f MiB\n",
-		info.ModelType, o.frames, float64(o.frames)*info.FrameDuration(), o.runs, runtime.GOMAXPROCS(0), info.Matmul, bench.RSSMB())
+	fmt.Fprintf(log, "bench: %s, %d frames per request (%.1f s), %d run(s), GOMAXPROCS %d, matmul %s, kernels %s, RSS after load %.0f MiB\n",
+		info.ModelType, o.frames, float64(o.frames)*info.FrameDuration(), o.runs, runtime.GOMAXPROCS(0), info.Matmul, tensor.Kernels(), bench.RSSMB())
 	if o.cpuProfile != "" {
 		pf, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -197,7 +198,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
-			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul, "results": rs,
+			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul, "kernels": tensor.Kernels(), "results": rs,
 		})
 	}
 	bench.WriteTable(cmd.OutOrStdout(), rs)

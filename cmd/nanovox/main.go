@@ -13,6 +13,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/nanovox/nanovox/internal/tensor"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -58,8 +60,25 @@ func tuneGC(getenv func(string) string) {
 	}
 }
 
+// setKernels applies NANOVOX_KERNELS (avx512, avx2 or generic), if set:
+// the SIMD kernel set to use instead of the best the CPU supports.
+func setKernels(getenv func(string) string) error {
+	k := getenv("NANOVOX_KERNELS")
+	if k == "" {
+		return nil
+	}
+	if err := tensor.SetKernels(k); err != nil {
+		return fmt.Errorf("NANOVOX_KERNELS: %w", err)
+	}
+	return nil
+}
+
 func main() {
 	tuneGC(os.Getenv)
+	if err := setKernels(os.Getenv); err != nil {
+		fmt.Fprintln(os.Stderr, "nanovox:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := newRootCmd().ExecuteContext(ctx)

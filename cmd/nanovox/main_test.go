@@ -257,7 +257,7 @@ func TestSayMatmul(t *testing.T) {
 	for _, tc := range []struct {
 		mode string
 		has  bool
-	}{{"bf16", tensor.HasBF16Dot()}, {"int8", tensor.HasBF16Dot() && tensor.HasInt8Dot()}} {
+	}{{"bf16", tensor.HasBF16Dot()}, {"int8", tensor.HasInt8Dot()}} {
 		out := filepath.Join(t.TempDir(), tc.mode+".wav")
 		r := runBin(t, nil, nil, "say", "--model", lm, "--codec", cd, "--ref-audio", ref, "--greedy", "--max-frames", "10",
 			"--matmul", tc.mode, "--text", "Hello world. This is a tiny test.", "--out", out)
@@ -443,5 +443,32 @@ func TestTuneGC(t *testing.T) {
 	})
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Fatalf("GOGC set: target changed to %d", got)
+	}
+}
+
+// TestKernelsEnv: NANOVOX_KERNELS picks the kernel set (named in the load
+// line; the modes that need AVX-512 fall back with a warning under avx2),
+// and a name the CPU or the word list does not know fails before anything
+// runs.
+func TestKernelsEnv(t *testing.T) {
+	lm, cd, ref := filepath.Join(fixtures, "tiny-a", "lm"), filepath.Join(fixtures, "tiny-a", "codec"), filepath.Join(fixtures, "tiny-a", "ref.wav")
+	say := func(env []string, matmul string) result {
+		out := filepath.Join(t.TempDir(), "k.wav")
+		return runBin(t, nil, env, "say", "--model", lm, "--codec", cd, "--ref-audio", ref, "--greedy", "--max-frames", "4",
+			"--matmul", matmul, "--text", "Hello world.", "--out", out)
+	}
+	r := say([]string{"NANOVOX_KERNELS=generic"}, "bf16")
+	if r.code != 0 || !strings.Contains(string(r.stderr), "kernels generic") || !strings.Contains(string(r.stderr), "computing in f32") {
+		t.Fatalf("generic: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if tensor.Kernels() != "generic" {
+		r := say([]string{"NANOVOX_KERNELS=avx2"}, "bf16")
+		if r.code != 0 || !strings.Contains(string(r.stderr), "kernels avx2") || !strings.Contains(string(r.stderr), "--matmul bf16 needs") {
+			t.Fatalf("avx2: exit %d, stderr %q", r.code, r.stderr)
+		}
+	}
+	r = say([]string{"NANOVOX_KERNELS=sse9"}, "f32")
+	if r.code != 2 || !strings.Contains(string(r.stderr), `NANOVOX_KERNELS: kernels "sse9": want avx512, avx2 or generic`) {
+		t.Fatalf("bad name: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

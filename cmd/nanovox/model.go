@@ -31,7 +31,7 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&m.model, "model", defaultModel, "model directory or Hugging Face repo id (org/name[@revision])")
 	f.StringVar(&m.codec, "codec", "", "codec directory or repo id (default: audio_tokenizer/ in the model dir, or the model config's audio_tokenizer_pretrained_name_or_path)")
 	f.BoolVar(&m.f32, "f32-weights", false, "widen bfloat16 weights to float32 at load (more memory; same results)")
-	f.StringVar(&m.matmul, "matmul", "f32", "arithmetic of the big matrix products: f32 (results match the reference), bf16 (inputs rounded to bfloat16, AVX512_BF16 dot products: faster batches, results differ slightly) or int8 (the language model's weights and inputs quantized to 8 bits, AVX512_VNNI: fastest, least exact); f32 on CPUs without the instructions")
+	f.StringVar(&m.matmul, "matmul", "f32", "arithmetic of the big matrix products: f32 (results match the reference), bf16 (inputs rounded to bfloat16, AVX512_BF16 dot products: faster batches, results differ slightly) or int8 (the language model's weights and inputs quantized to 8 bits, AVX512_VNNI or AVX-VNNI: fastest, least exact); f32 on CPUs without the instructions")
 }
 
 // mode returns the matrix arithmetic to load with ("f32", "bf16" or
@@ -45,12 +45,12 @@ func (m *modelFlags) mode(w io.Writer) (string, error) {
 		if m.f32 {
 			return "", fmt.Errorf("--matmul %s and --f32-weights exclude each other", m.matmul)
 		}
-		if !tensor.HasBF16Dot() || m.matmul == "int8" && !tensor.HasInt8Dot() {
-			need := "AVX512_BF16"
-			if m.matmul == "int8" {
-				need = "AVX512_BF16 and AVX512_VNNI"
-			}
-			fmt.Fprintf(w, "warning: --matmul %s needs a CPU with %s; computing in f32\n", m.matmul, need)
+		if m.matmul == "bf16" && !tensor.HasBF16Dot() {
+			fmt.Fprintln(w, "warning: --matmul bf16 needs a CPU with AVX512_BF16; computing in f32")
+			return "f32", nil
+		}
+		if m.matmul == "int8" && !tensor.HasInt8Dot() {
+			fmt.Fprintln(w, "warning: --matmul int8 needs a CPU with AVX512_VNNI or AVX-VNNI; computing in f32")
 			return "f32", nil
 		}
 		return m.matmul, nil
@@ -76,7 +76,7 @@ func (m *modelFlags) openLogged(ctx context.Context, log *slog.Logger) (engine.F
 		return nil, err
 	}
 	info := fam.Info()
-	log.Info("model loaded", "type", info.ModelType, "lm", p.LM, "codec", p.Codec, "weights_mib", info.WeightBytes>>20, "matmul", info.Matmul, "seconds", round2(d.Seconds()))
+	log.Info("model loaded", "type", info.ModelType, "lm", p.LM, "codec", p.Codec, "weights_mib", info.WeightBytes>>20, "matmul", info.Matmul, "kernels", tensor.Kernels(), "seconds", round2(d.Seconds()))
 	return fam, nil
 }
 
@@ -89,6 +89,6 @@ func (m *modelFlags) open(ctx context.Context, log io.Writer) (engine.Family, er
 		return nil, err
 	}
 	info := fam.Info()
-	fmt.Fprintf(log, "loaded %s (lm %s, codec %s, %.0f MiB of weights, matmul %s) in %.2fs\n", info.ModelType, p.LM, p.Codec, float64(info.WeightBytes)/(1<<20), info.Matmul, d.Seconds())
+	fmt.Fprintf(log, "loaded %s (lm %s, codec %s, %.0f MiB of weights, matmul %s, kernels %s) in %.2fs\n", info.ModelType, p.LM, p.Codec, float64(info.WeightBytes)/(1<<20), info.Matmul, tensor.Kernels(), d.Seconds())
 	return fam, nil
 }

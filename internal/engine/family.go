@@ -27,7 +27,8 @@ type Info struct {
 	WeightBytes int64
 	// Matmul is the arithmetic of the big matrix products: "f32" (the
 	// reference's), "bf16" (bfloat16 dot products) or "int8" (int8
-	// products in the language model, bfloat16 in the codec).
+	// products in the language model, bfloat16 ones in the codec where the
+	// CPU has them).
 	Matmul string
 }
 

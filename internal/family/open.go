@@ -42,8 +42,9 @@ type Options struct {
 	// AVX512_BF16, results no longer equal to the float32 reference.
 	BF16Dot bool
 	// Int8 multiplies the language model's matrices with int8 products
-	// (weights and inputs quantized per row) and the codec's like BF16Dot:
-	// the fastest mode on CPUs with AVX512_VNNI, the least exact.
+	// (weights and inputs quantized per row) and the codec's like BF16Dot
+	// where the CPU has AVX512_BF16: the fastest mode on CPUs with
+	// AVX512_VNNI or AVX-VNNI, the least exact.
 	Int8 bool
 	// Name is the display name of the model (defaults to the model argument).
 	Name string

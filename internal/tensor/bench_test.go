@@ -113,19 +113,28 @@ func BenchmarkGlobalStep(b *testing.B) {
 				ws = append(ws, w)
 			}
 		}
-		for _, m := range []int{1, 4, 8} {
-			x := randVec(r, m*I)
-			y := make([]float32, m*I)
-			for _, threads := range []int{1, 2} {
-				b.Run(fmt.Sprintf("%s/M=%d/t=%d", dt, m, threads), func(b *testing.B) {
-					useThreads(b, threads)
-					b.SetBytes(bytes)
-					for b.Loop() {
-						for _, w := range ws {
-							Linear(y, x, m, w, nil)
+		// bfloat16 weights and int8 also with the AVX2 kernels (AVX-VNNI
+		// for int8): what CPUs without AVX-512 run.
+		ks := []impl{active}
+		if (dt == "bf16" || dt == "int8" && i8SetFor(implAVX2) != nil) && active == implAVX512 {
+			ks = append(ks, implAVX2)
+		}
+		for _, k := range ks {
+			for _, m := range []int{1, 4, 8} {
+				x := randVec(r, m*I)
+				y := make([]float32, m*I)
+				for _, threads := range []int{1, 2} {
+					b.Run(fmt.Sprintf("%s/%v/M=%d/t=%d", dt, k, m, threads), func(b *testing.B) {
+						useImpl(b, k)
+						useThreads(b, threads)
+						b.SetBytes(bytes)
+						for b.Loop() {
+							for _, w := range ws {
+								Linear(y, x, m, w, nil)
+							}
 						}
-					}
-				})
+					})
+				}
 			}
 		}
 	}

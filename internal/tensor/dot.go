@@ -21,11 +21,12 @@ import (
 // the other rows, the threads or the tiles, so batching stays exact within
 // the mode.
 
-// HasBF16Dot reports whether this CPU runs the bfloat16 dot-product kernels
-// (AVX-512 with AVX512_BF16). Without them a PackBF16Dot matrix is
-// multiplied by portable code that computes the same values much more
-// slowly, so callers should only choose the layout when this is true.
-func HasBF16Dot() bool { return hasBF16Dot }
+// HasBF16Dot reports whether the bfloat16 dot-product kernels run here: the
+// CPU has AVX-512 with AVX512_BF16 and the AVX-512 kernels are in use (see
+// SetKernels). Without them a PackBF16Dot matrix is multiplied by portable
+// code that computes the same values much more slowly, so callers should
+// only choose the layout when this is true.
+func HasBF16Dot() bool { return hasBF16Dot && active == implAVX512 }
 
 // PackBF16Dot moves a matrix into the layout of the dot-product kernels:
 // panels of 32 rows, each stored as [⌈Cols/2⌉][32][2] (pairs of consecutive

@@ -200,6 +200,74 @@ func dotI8AVX512_1x128(a *float32, lda int, w *int8, wp int, k int, c *float32, 
 //go:noescape
 func dotI8AVX512_2x128(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 
+// absMaxBitsAVX2 is absMaxBitsAVX512 for n a multiple of 8.
+//
+//go:noescape
+func absMaxBitsAVX2(src *float32, n int) uint32
+
+// quantI8AVX2 is quantI8AVX512 for n a multiple of 32.
+//
+//go:noescape
+func quantI8AVX2(dst *int8, src *float32, n int, inv float32)
+
+// dotI8AVXVNNI_1x16 computes a 1x16 tile of x·Wᵀ with int8 products (AVX-VNNI).
+//
+//go:noescape
+func dotI8AVXVNNI_1x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVXVNNI_2x16 computes a 2x16 tile of x·Wᵀ with int8 products (AVX-VNNI).
+//
+//go:noescape
+func dotI8AVXVNNI_2x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVXVNNI_3x16 computes a 3x16 tile of x·Wᵀ with int8 products (AVX-VNNI).
+//
+//go:noescape
+func dotI8AVXVNNI_3x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVXVNNI_4x16 computes a 4x16 tile of x·Wᵀ with int8 products (AVX-VNNI).
+//
+//go:noescape
+func dotI8AVXVNNI_4x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVXVNNI_5x16 computes a 5x16 tile of x·Wᵀ with int8 products (AVX-VNNI).
+//
+//go:noescape
+func dotI8AVXVNNI_5x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVXVNNI_6x16 computes a 6x16 tile of x·Wᵀ with int8 products (AVX-VNNI).
+//
+//go:noescape
+func dotI8AVXVNNI_6x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVXVNNI_1x32 computes a 1x32 tile of x·Wᵀ with int8 products (AVX-VNNI).
+//
+//go:noescape
+func dotI8AVXVNNI_1x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVXVNNI_2x32 computes a 2x32 tile of x·Wᵀ with int8 products (AVX-VNNI).
+//
+//go:noescape
+func dotI8AVXVNNI_2x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotI8AVXVNNI_1x64 computes a 1x64 tile of x·Wᵀ with int8 products (AVX-VNNI).
+//
+//go:noescape
+func dotI8AVXVNNI_1x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// vnniTiles lists the generated AVX-VNNI int8 tiles.
+var vnniTiles = []gemmTile[int8]{
+	{1, 16, dotI8AVXVNNI_1x16},
+	{2, 16, dotI8AVXVNNI_2x16},
+	{3, 16, dotI8AVXVNNI_3x16},
+	{4, 16, dotI8AVXVNNI_4x16},
+	{5, 16, dotI8AVXVNNI_5x16},
+	{6, 16, dotI8AVXVNNI_6x16},
+	{1, 32, dotI8AVXVNNI_1x32},
+	{2, 32, dotI8AVXVNNI_2x32},
+	{1, 64, dotI8AVXVNNI_1x64},
+}
+
 // absMaxBitsAVX512 returns the largest bit pattern of |src[i]|; n is a
 // multiple of 16.
 //

@@ -28,10 +28,11 @@ import (
 // threads or the tiles. The error is that of 8-bit inputs: about 0.4 % of
 // the row's largest magnitude per element.
 
-// HasInt8Dot reports whether this CPU runs the int8 kernels (AVX-512 with
-// AVX512_VNNI). Without them a PackInt8 matrix is multiplied by portable
-// code that computes the same values much more slowly.
-func HasInt8Dot() bool { return hasInt8Dot }
+// HasInt8Dot reports whether int8 kernels run here with the kernel set in
+// use: AVX-512 with AVX512_VNNI, or AVX2 with AVX-VNNI (Intel client cores
+// since Alder Lake). Without them a PackInt8 matrix is multiplied by
+// portable code that computes the same values much more slowly.
+func HasInt8Dot() bool { return hasInt8Dot && i8SetFor(active) != nil }
 
 // quantMin is the smallest row magnitude that is quantized (127/quantMin
 // stays finite); smaller rows quantize to zero.
@@ -66,12 +67,7 @@ func rowScale(v []float32) (inv, scale float32, ok bool) {
 // absMaxBits returns the largest bit pattern of |v[i]|: NaN above infinity
 // above every finite magnitude, which are ordered like their bits.
 func absMaxBits(v []float32) uint32 {
-	var m uint32
-	i := 0
-	if n := len(v) &^ 15; n > 0 && active == implAVX512 {
-		m = absMaxSIMD(v[:n])
-		i = n
-	}
+	m, i := absMaxSIMD(v)
 	for _, x := range v[i:] {
 		m = max(m, math.Float32bits(x)&0x7fffffff)
 	}
@@ -103,12 +99,7 @@ func quantizeU8(q []int8, v []float32) float32 {
 		}
 		return scale
 	}
-	i := 0
-	if n := len(v) &^ 15; n > 0 && active == implAVX512 {
-		quantSIMD(q[:n], v[:n], inv)
-		i = n
-	}
-	for ; i < len(v); i++ {
+	for i := quantSIMD(q, v, inv); i < len(v); i++ {
 		q[i] = int8(math.RoundToEven(float64(v[i]*inv))) ^ -128
 	}
 	return scale

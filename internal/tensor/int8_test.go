@@ -56,11 +56,13 @@ func refInt8(x, w, bias []float32, m, n, k int) []float32 {
 }
 
 // i8Impls lists the kernel sets to run the int8 layout with: the portable
-// code always, the VPDPBUSD kernels where the CPU has them.
+// code always, each set of VPDPBUSD kernels the CPU runs.
 func i8Impls() []impl {
 	out := []impl{implGeneric}
-	if HasInt8Dot() {
-		out = append(out, implAVX512)
+	for _, i := range []impl{implAVX2, implAVX512} {
+		if implAvailable(i) && i8SetFor(i) != nil {
+			out = append(out, i)
+		}
 	}
 	return out
 }
@@ -243,6 +245,28 @@ func TestLinearInt8Special(t *testing.T) {
 			case (row == 4 || row == 5) && (v != v || math.IsInf(float64(v), 0)):
 				t.Fatalf("%v: row %d gives %v", im, row, v)
 			}
+		}
+	}
+}
+
+// TestSetKernels: a known set the CPU runs is taken (and the product modes
+// follow it), anything else is refused and changes nothing.
+func TestSetKernels(t *testing.T) {
+	old := active
+	t.Cleanup(func() { active = old })
+	if err := SetKernels("sse9"); err == nil || active != old {
+		t.Fatalf("SetKernels(sse9): %v, active %v", err, active)
+	}
+	if err := SetKernels("generic"); err != nil || Kernels() != "generic" || HasBF16Dot() || HasInt8Dot() {
+		t.Fatalf("SetKernels(generic): %v, kernels %s, bf16 %v, int8 %v", err, Kernels(), HasBF16Dot(), HasInt8Dot())
+	}
+	for _, i := range []impl{implAVX2, implAVX512} {
+		err := SetKernels(i.String())
+		if implAvailable(i) != (err == nil) {
+			t.Fatalf("SetKernels(%v): %v, available %v", i, err, implAvailable(i))
+		}
+		if err == nil && (Kernels() != i.String() || HasBF16Dot() && i != implAVX512 || HasInt8Dot() != (i8SetFor(i) != nil)) {
+			t.Fatalf("SetKernels(%v): kernels %s, bf16 %v, int8 %v", i, Kernels(), HasBF16Dot(), HasInt8Dot())
 		}
 	}
 }

@@ -83,9 +83,33 @@ var (
 	dotSet     = newGemmSet(dotTiles)
 	hasBF16Dot = implAvailable(implAVX512) && cpu.X86.HasAVX512BF16
 
-	i8Set      = newGemmSet(i8Tiles)
-	hasInt8Dot = implAvailable(implAVX512) && cpu.X86.HasAVX512VNNI
+	// i8Sets holds the int8 tiles per kernel set, where the CPU runs them:
+	// AVX512_VNNI, or the VEX-encoded AVX-VNNI beside AVX2.
+	i8Sets     = map[impl]*gemmSet[int8]{}
+	hasInt8Dot bool
 )
+
+func init() {
+	if implAvailable(implAVX512) && cpu.X86.HasAVX512VNNI {
+		i8Sets[implAVX512] = newGemmSet(i8Tiles)
+	}
+	if implAvailable(implAVX2) && cpu.X86.HasAVXVNNI {
+		i8Sets[implAVX2] = newGemmSet(vnniTiles)
+	}
+	hasInt8Dot = len(i8Sets) > 0
+}
+
+// i8SetFor returns the int8 tiles to use with kernel set i: its own, or the
+// AVX-VNNI ones under AVX-512 on a CPU without AVX512_VNNI.
+func i8SetFor(i impl) *gemmSet[int8] {
+	if s := i8Sets[i]; s != nil {
+		return s
+	}
+	if i == implAVX512 {
+		return i8Sets[implAVX2]
+	}
+	return nil
+}
 
 func init() {
 	for i, t := range gemmTilesF32 {
@@ -276,23 +300,51 @@ func dotJob(set *gemmSet[uint16], y []float32, xb []uint16, m int, w *Mat, bias 
 		lda: kp, kIter: kp, panelLen: 2 * panelCols * kp, colStep: 2, bias: bias}
 }
 
-// linearInt8SIMD runs an int8 Linear on the VPDPBUSD kernels if the CPU has
-// them and the AVX-512 kernels are active.
+// linearInt8SIMD runs an int8 Linear on the VPDPBUSD kernels of the active
+// kernel set if the CPU has them.
 func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32) bool {
-	if !hasInt8Dot || active != implAVX512 {
+	set := i8SetFor(active)
+	if set == nil {
 		return false
 	}
 	kq := i8K(w.Cols)
 	rows := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xq))), len(xq))
-	j := linearJob[int8]{set: i8Set, y: y, x: rows, m: m, wd: w.pq, n: w.Rows,
+	j := linearJob[int8]{set: set, y: y, x: rows, m: m, wd: w.pq, n: w.Rows,
 		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias}
 	j.run1()
 	return true
 }
 
-// absMaxSIMD is absMaxBits for a multiple of 16 values on AVX-512.
-func absMaxSIMD(v []float32) uint32 { return absMaxBitsAVX512(&v[0], len(v)) }
+// absMaxSIMD is absMaxBits for the longest prefix of v that fills whole
+// vectors; it returns that maximum and the prefix's length.
+func absMaxSIMD(v []float32) (uint32, int) {
+	switch active {
+	case implAVX512:
+		if n := len(v) &^ 15; n > 0 {
+			return absMaxBitsAVX512(&v[0], n), n
+		}
+	case implAVX2:
+		if n := len(v) &^ 7; n > 0 {
+			return absMaxBitsAVX2(&v[0], n), n
+		}
+	}
+	return 0, 0
+}
 
-// quantSIMD stores round-half-even(v[i]·inv) + 128 for a multiple of 16
-// values on AVX-512.
-func quantSIMD(q []int8, v []float32, inv float32) { quantI8AVX512(&q[:len(v)][0], &v[0], len(v), inv) }
+// quantSIMD stores round-half-even(v[i]·inv) + 128 into q for the longest
+// prefix of v the kernels take and returns its length.
+func quantSIMD(q []int8, v []float32, inv float32) int {
+	switch active {
+	case implAVX512:
+		if n := len(v) &^ 15; n > 0 {
+			quantI8AVX512(&q[:n][0], &v[0], n, inv)
+			return n
+		}
+	case implAVX2:
+		if n := len(v) &^ 31; n > 0 {
+			quantI8AVX2(&q[:n][0], &v[0], n, inv)
+			return n
+		}
+	}
+	return 0
+}

@@ -40,6 +40,9 @@ func attnSumSIMD(out, p, v []float32, stride int) bool                 { return 
 func attnScoresBFSIMD(s, q []float32, k []uint16, stride int, scale float32) bool { return false }
 func attnSumBFSIMD(out, p []float32, v []uint16, stride int) bool                 { return false }
 
-func absMaxSIMD(v []float32) uint32 { panic("unreachable") }
+func absMaxSIMD(v []float32) (uint32, int) { return 0, 0 }
 
-func quantSIMD(q []int8, v []float32, inv float32) { panic("unreachable") }
+func quantSIMD(q []int8, v []float32, inv float32) int { return 0 }
+
+// i8SetFor reports no int8 kernels (tests compare it with nil).
+func i8SetFor(i impl) any { return nil }

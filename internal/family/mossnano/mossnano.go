@@ -17,6 +17,7 @@ import (
 	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/freelist"
 	"github.com/nanovox/nanovox/internal/nano"
+	"github.com/nanovox/nanovox/internal/tensor"
 )
 
 // Family is a loaded MOSS-TTS-Nano model with its codec.
@@ -54,8 +55,8 @@ type Options struct {
 	// products (see nano.Options.BF16Dot): faster, not reference-exact.
 	BF16Dot bool
 	// Int8 multiplies the language model's matrices with int8 products
-	// (see nano.Options.Int8) and the codec's like BF16Dot: fastest, least
-	// exact.
+	// (see nano.Options.Int8) and the codec's like BF16Dot where the CPU
+	// has AVX512_BF16 (in float32 elsewhere): fastest, least exact.
 	Int8 bool
 	// Name is reported in Info (defaults to the LM directory).
 	Name string
@@ -67,7 +68,7 @@ func Load(lmDir, codecDir string, opts Options) (*Family, error) {
 	if err != nil {
 		return nil, err
 	}
-	cd, err := codec.Load(codecDir, codec.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot || opts.Int8})
+	cd, err := codec.Load(codecDir, codec.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot || opts.Int8 && tensor.HasBF16Dot()})
 	if err != nil {
 		return nil, fmt.Errorf("load codec %s: %w", codecDir, err)
 	}

@@ -110,6 +110,119 @@ func i8Epilogue(b *bytes.Buffer, t gemmTile, rows, wptr []string, idx string) {
 	b.WriteString("\n")
 }
 
+// The AVX-VNNI int8 kernels are the same computation for CPUs with AVX2
+// and the VEX-encoded VPDPBUSD (Intel Alder Lake and later client cores)
+// but no AVX-512: ymm registers (8 columns each), the tiles of the AVX2
+// float32 kernels, and VPDPBUSD written as bytes (Go's assembler only
+// encodes the EVEX form, which those CPUs do not run).
+
+func vnniName(t gemmTile) string { return fmt.Sprintf("dotI8AVXVNNI_%dx%d", t.rows, t.cols) }
+
+// vexVPDPBUSD: dst.i32[i] += Σ₄ src1.u8[4i+j]·src2.s8[4i+j] on ymm registers
+// (VEX.256.66.0F38.W0 50 /r).
+func vexVPDPBUSD(dst, src1, src2 int) string {
+	b1 := 0x02 // map 0F38
+	if dst&8 == 0 {
+		b1 |= 0x80 // R̄
+	}
+	b1 |= 0x40 // X̄
+	if src2&8 == 0 {
+		b1 |= 0x20 // B̄
+	}
+	b2 := (^src1&15)<<3 | 0x04 | 0x01 // W0, v̄v̄v̄v̄, L = 256 bits, pp = 66
+	modrm := 0xC0 | (dst&7)<<3 | src2&7
+	return fmt.Sprintf("\tBYTE $0xc4; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x50; BYTE $0x%02x // VPDPBUSD Y%d, Y%d, Y%d (Go operand order)\n",
+		b1, b2, modrm, src2, src1, dst)
+}
+
+// vnniKernel writes one AVX-VNNI tile: accumulators Y0…, the weights of a k
+// step in registers after them (rows > 1) or through two alternating
+// registers (one row), the row broadcast in Y15.
+func vnniKernel(b *bytes.Buffer, t gemmTile) {
+	name := vnniName(t)
+	nv := t.cols / 8           // accumulators per row
+	npan := (t.cols + 31) / 32 // panels touched
+	gp := []string{"SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13"}
+	if t.rows+npan-1 > len(gp) {
+		log.Fatalf("%s: not enough registers", name)
+	}
+	rows := gp[:t.rows]
+	wptr := append([]string{"DX"}, gp[t.rows:t.rows+npan-1]...)
+	idx, kk := "CX", "BX"
+	const bc = 15
+	wreg := func(v int) int { return t.rows*nv + v }
+	if t.rows == 1 {
+		wreg = func(v int) int { return nv + v%2 }
+	}
+	if wreg(nv-1) >= bc {
+		log.Fatalf("%s: not enough vector registers", name)
+	}
+	wload := func(v int) string { return fmt.Sprintf("%d(%s)", (v%4)*32, wptr[v/4]) }
+	fmt.Fprintf(b, "// func %s(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)\n", name)
+	fmt.Fprintf(b, "// Requires: AVX, AVX2, AVX_VNNI\nTEXT ·%s(SB), NOSPLIT, $0-64\n", name)
+	fmt.Fprintf(b, "\tMOVQ lda+8(FP), AX\n\tSHLQ $0x02, AX\n\tMOVQ a+0(FP), %s\n", rows[0])
+	for r := 1; r < t.rows; r++ {
+		fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", rows[r-1], rows[r])
+	}
+	fmt.Fprintf(b, "\tMOVQ w+16(FP), %s\n", wptr[0])
+	if npan > 1 {
+		b.WriteString("\tMOVQ wp+24(FP), AX\n")
+		for q := 1; q < npan; q++ {
+			fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", wptr[q-1], wptr[q])
+		}
+	}
+	fmt.Fprintf(b, "\tMOVQ k+32(FP), %s\n\tXORQ %s, %s\n", kk, idx, idx)
+	for a := 0; a < t.rows*nv; a++ {
+		fmt.Fprintf(b, "\tVPXOR Y%d, Y%d, Y%d\n", a, a, a)
+	}
+	fmt.Fprintf(b, "\n%s_loop:\n", name)
+	if t.rows > 1 {
+		for v := range nv {
+			fmt.Fprintf(b, "\tVMOVDQU %s, Y%d\n", wload(v), wreg(v))
+		}
+	}
+	for r := range t.rows {
+		fmt.Fprintf(b, "\tVPBROADCASTD (%s)(%s*4), Y%d\n", rows[r], idx, bc)
+		for v := range nv {
+			if t.rows == 1 {
+				fmt.Fprintf(b, "\tVMOVDQU %s, Y%d\n", wload(v), wreg(v))
+			}
+			b.WriteString(vexVPDPBUSD(r*nv+v, bc, wreg(v)))
+		}
+	}
+	for _, w := range wptr {
+		fmt.Fprintf(b, "\tPREFETCHT0 %d(%s)\n\tPREFETCHT0 %d(%s)\n", prefetchDist, w, prefetchDist+64, w)
+		fmt.Fprintf(b, "\tADDQ $0x80, %s\n", w)
+	}
+	fmt.Fprintf(b, "\tINCQ %s\n\tCMPQ %s, %s\n\tJL %s_loop\n\n", idx, idx, kk, name)
+	for r := range t.rows {
+		fmt.Fprintf(b, "\tVBROADCASTSS (%s)(%s*4), Y%d\n", rows[r], idx, bc)
+		for v := range nv {
+			acc, off, w := r*nv+v, (v%4)*32, wptr[v/4]
+			fmt.Fprintf(b, "\tVPSUBD %d(%s), Y%d, Y%d\n", off, w, acc, acc)
+			fmt.Fprintf(b, "\tVCVTDQ2PS Y%d, Y%d\n", acc, acc)
+			fmt.Fprintf(b, "\tVMULPS %d(%s), Y%d, Y%d\n", stepBytes+off, w, acc, acc)
+			fmt.Fprintf(b, "\tVMULPS Y%d, Y%d, Y%d\n", bc, acc, acc)
+		}
+	}
+	fmt.Fprintf(b, "\n\tMOVQ bias+56(FP), AX\n\tTESTQ AX, AX\n\tJZ %s_nobias\n", name)
+	for r := range t.rows {
+		for v := range nv {
+			fmt.Fprintf(b, "\tVADDPS %d(AX), Y%d, Y%d\n", v*32, r*nv+v, r*nv+v)
+		}
+	}
+	fmt.Fprintf(b, "\n%s_nobias:\n\tMOVQ c+40(FP), AX\n\tMOVQ ldc+48(FP), DX\n\tSHLQ $0x02, DX\n", name)
+	for r := range t.rows {
+		for v := range nv {
+			fmt.Fprintf(b, "\tVMOVUPS Y%d, %d(AX)\n", r*nv+v, v*32)
+		}
+		if r < t.rows-1 {
+			b.WriteString("\tADDQ DX, AX\n")
+		}
+	}
+	b.WriteString("\tVZEROUPPER\n\tRET\n\n")
+}
+
 // stepBytes is the size of one k step (pair or quad) of a 32-column panel.
 const stepBytes = 128
 
@@ -280,6 +393,88 @@ quant_loop:
 `)
 }
 
+// quantKernelsAVX2 writes the AVX2 forms of the quantization kernels:
+// absMaxBitsAVX2(src *float32, n int) uint32 for n a multiple of 8, and
+// quantI8AVX2(dst *int8, src *float32, n int, inv float32) for n a multiple
+// of 32 (the packs saturate, which values within ±127.5 never reach).
+func quantKernelsAVX2(b *bytes.Buffer) {
+	b.WriteString(`// func absMaxBitsAVX2(src *float32, n int) uint32
+// Requires: AVX, AVX2
+TEXT ·absMaxBitsAVX2(SB), NOSPLIT, $0-20
+	MOVQ src+0(FP), SI
+	MOVQ n+8(FP), CX
+	SHRQ $0x03, CX
+	MOVL $0x7fffffff, AX
+	MOVD AX, X1
+	VPBROADCASTD X1, Y1
+	VPXOR Y0, Y0, Y0
+
+absmax2_loop:
+	VPAND (SI), Y1, Y2
+	VPMAXUD Y2, Y0, Y0
+	ADDQ $0x20, SI
+	DECQ CX
+	JNZ absmax2_loop
+	VEXTRACTI128 $0x01, Y0, X2
+	VPMAXUD X2, X0, X0
+	VPSHUFD $0x4e, X0, X2
+	VPMAXUD X2, X0, X0
+	VPSHUFD $0xb1, X0, X2
+	VPMAXUD X2, X0, X0
+	VMOVD X0, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// The dword order that undoes VPACKSSDW/VPACKSSWB's lane interleaving.
+DATA i8perm<>+0(SB)/4, $0
+DATA i8perm<>+4(SB)/4, $4
+DATA i8perm<>+8(SB)/4, $1
+DATA i8perm<>+12(SB)/4, $5
+DATA i8perm<>+16(SB)/4, $2
+DATA i8perm<>+20(SB)/4, $6
+DATA i8perm<>+24(SB)/4, $3
+DATA i8perm<>+28(SB)/4, $7
+GLOBL i8perm<>(SB), RODATA|NOPTR, $32
+
+// func quantI8AVX2(dst *int8, src *float32, n int, inv float32)
+// Requires: AVX, AVX2
+TEXT ·quantI8AVX2(SB), NOSPLIT, $0-28
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ n+16(FP), CX
+	SHRQ $0x05, CX
+	VBROADCASTSS inv+24(FP), Y8
+	MOVL $0x80808080, AX
+	MOVD AX, X9
+	VPBROADCASTD X9, Y9
+	VMOVDQU i8perm<>(SB), Y10
+
+quant2_loop:
+	VMULPS (SI), Y8, Y0
+	VMULPS 32(SI), Y8, Y1
+	VMULPS 64(SI), Y8, Y2
+	VMULPS 96(SI), Y8, Y3
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VCVTPS2DQ Y2, Y2
+	VCVTPS2DQ Y3, Y3
+	VPACKSSDW Y1, Y0, Y4
+	VPACKSSDW Y3, Y2, Y5
+	VPACKSSWB Y5, Y4, Y6
+	VPERMD Y6, Y10, Y6
+	VPXOR Y9, Y6, Y6
+	VMOVDQU Y6, (DI)
+	ADDQ $0x80, SI
+	ADDQ $0x20, DI
+	DECQ CX
+	JNZ quant2_loop
+	VZEROUPPER
+	RET
+
+`)
+}
+
 // widenKernel writes widenBF16<ISA>(dst *float32, src *uint16, n int): exact
 // bfloat16 → float32 of n values, n a multiple of the vector's lanes.
 func widenKernel(b *bytes.Buffer, isa string, lanes int, reg string) {
@@ -328,6 +523,19 @@ func genDot(asmPath, declPath string) {
 		fmt.Fprintf(&d, "func %s(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)\n\n", i8Name(t))
 	}
 	quantKernels(&s)
+	quantKernelsAVX2(&s)
+	d.WriteString("// absMaxBitsAVX2 is absMaxBitsAVX512 for n a multiple of 8.\n//\n//go:noescape\nfunc absMaxBitsAVX2(src *float32, n int) uint32\n\n")
+	d.WriteString("// quantI8AVX2 is quantI8AVX512 for n a multiple of 32.\n//\n//go:noescape\nfunc quantI8AVX2(dst *int8, src *float32, n int, inv float32)\n\n")
+	for _, t := range gemmTiles(avx2) {
+		vnniKernel(&s, t)
+		fmt.Fprintf(&d, "// %s computes a %dx%d tile of x·Wᵀ with int8 products (AVX-VNNI).\n//\n//go:noescape\n", vnniName(t), t.rows, t.cols)
+		fmt.Fprintf(&d, "func %s(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)\n\n", vnniName(t))
+	}
+	d.WriteString("// vnniTiles lists the generated AVX-VNNI int8 tiles.\nvar vnniTiles = []gemmTile[int8]{\n")
+	for _, t := range gemmTiles(avx2) {
+		fmt.Fprintf(&d, "{%d, %d, %s},\n", t.rows, t.cols, vnniName(t))
+	}
+	d.WriteString("}\n")
 	d.WriteString("// absMaxBitsAVX512 returns the largest bit pattern of |src[i]|; n is a\n// multiple of 16.\n//\n//go:noescape\nfunc absMaxBitsAVX512(src *float32, n int) uint32\n\n")
 	d.WriteString("// quantI8AVX512 stores round-half-even(src[i]·inv) + 128 as bytes; n is a\n// multiple of 16.\n//\n//go:noescape\nfunc quantI8AVX512(dst *int8, src *float32, n int, inv float32)\n\n")
 	d.WriteString("// i8Tiles lists the generated int8 tiles (AVX512_VNNI).\nvar i8Tiles = []gemmTile[int8]{\n")
