@@ -47,6 +47,56 @@ func FuzzLinear(f *testing.F) {
 	})
 }
 
+// FuzzLinearInt8 checks the int8 Linear on fuzzed shapes and value scales
+// (tiny, huge, with a non-finite input) against refInt8 bit for bit, and
+// that every row computed alone equals the batched row, on every kernel set
+// that runs the layout here.
+func FuzzLinearInt8(f *testing.F) {
+	for _, s := range []struct {
+		m, n, k uint8
+		scale   int8
+	}{{1, 1, 1, 0}, {0, 5, 3, 0}, {3, 0, 3, 0}, {2, 7, 0, 0}, {9, 33, 17, -120}, {17, 255, 255, 120},
+		{40, 32, 16, 0}, {1, 31, 1, 3}, {8, 64, 64, -3}, {5, 40, 70, 127}} {
+		f.Add(s.m, s.n, s.k, s.scale, uint64(1))
+	}
+	f.Fuzz(func(t *testing.T, m8, n8, k8 uint8, scale int8, seed uint64) {
+		m, n, k := int(m8%48), int(n8), int(k8)
+		r := rand.New(rand.NewPCG(seed, 9))
+		x := randVec(r, m*k)
+		f := float32(math.Pow(2, float64(scale)))
+		for i := range x {
+			x[i] *= f
+		}
+		if scale == 127 && len(x) > 0 {
+			x[int(seed%uint64(len(x)))] = float32(math.Inf(1))
+		}
+		bias := randVec(r, n)
+		tm := testMats(r, n, k)[seed%2]
+		want := refInt8(x, tm.vals, bias, m, n, k)
+		for _, im := range i8Impls() {
+			useImpl(t, im)
+			w := tm.mk()
+			w.PackInt8()
+			y := make([]float32, m*n)
+			Linear(y, x, m, w, bias)
+			for i, v := range y {
+				if math.Float32bits(v) != math.Float32bits(want[i]) && !(v != v && want[i] != want[i]) {
+					t.Fatalf("%v [%d %d %d] scale 2^%d: y[%d] = %v, want %v", im, m, n, k, scale, i, v, want[i])
+				}
+			}
+			one := make([]float32, n)
+			for i := range m {
+				Linear(one, x[i*k:(i+1)*k], 1, w, bias)
+				for j := range one {
+					if math.Float32bits(one[j]) != math.Float32bits(y[i*n+j]) {
+						t.Fatalf("%v [%d %d %d]: row %d alone differs from the batch", im, m, n, k, i)
+					}
+				}
+			}
+		}
+	})
+}
+
 // FuzzAttendRing checks that the ring form equals the contiguous form bit
 // for bit and stays close to the float64 reference.
 func FuzzAttendRing(f *testing.F) {
