@@ -1521,7 +1521,7 @@ dotBF16AVX512_2x128_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_1x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_1x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_1x32(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -1571,7 +1571,7 @@ dotI8AVX512_1x32_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_2x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_2x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_2x32(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -1641,7 +1641,7 @@ dotI8AVX512_2x32_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_3x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_3x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_3x32(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -1731,7 +1731,7 @@ dotI8AVX512_3x32_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_4x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_4x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_4x32(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -1841,7 +1841,7 @@ dotI8AVX512_4x32_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_5x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_5x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_5x32(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -1971,7 +1971,7 @@ dotI8AVX512_5x32_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_6x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_6x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_6x32(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -2121,7 +2121,7 @@ dotI8AVX512_6x32_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_7x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_7x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_7x32(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -2291,7 +2291,7 @@ dotI8AVX512_7x32_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_8x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_8x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_8x32(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -2481,7 +2481,7 @@ dotI8AVX512_8x32_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_1x64(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_1x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_1x64(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -2554,7 +2554,7 @@ dotI8AVX512_1x64_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_2x64(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_2x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_2x64(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -2663,7 +2663,7 @@ dotI8AVX512_2x64_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_3x64(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_3x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_3x64(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -2808,7 +2808,7 @@ dotI8AVX512_3x64_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_4x64(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_4x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_4x64(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -2989,7 +2989,7 @@ dotI8AVX512_4x64_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_5x64(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_5x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_5x64(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -3206,7 +3206,7 @@ dotI8AVX512_5x64_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_6x64(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_6x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_6x64(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -3459,7 +3459,7 @@ dotI8AVX512_6x64_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_1x128(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_1x128(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_1x128(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX
@@ -3576,7 +3576,7 @@ dotI8AVX512_1x128_nobias:
 	VZEROUPPER
 	RET
 
-// func dotI8AVX512_2x128(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+// func dotI8AVX512_2x128(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 // Requires: AVX512F, AVX512_VNNI
 TEXT ·dotI8AVX512_2x128(SB), NOSPLIT, $0-64
 	MOVQ lda+8(FP), AX

@@ -94,17 +94,19 @@ func vpdpbusd(dst, src1, src2 int) string {
 }
 
 // i8Epilogue turns the int32 sums into scaled float32 outputs: the weight
-// pointers stand at their panels' trailers and idx at the rows' scales.
-func i8Epilogue(b *bytes.Buffer, t gemmTile, rows, wptr []string, idx string) {
-	nv := t.cols / 16
-	for r := range t.rows {
-		fmt.Fprintf(b, "\tVBROADCASTSS (%s)(%s*4), Z28\n", rows[r], idx)
+// pointers stand at their panels' trailers and the step index at the rows'
+// scales. Accumulators are vectors reg0… of vb bytes, nv per row; bc is a
+// free register for the row scale.
+func i8Epilogue(b *bytes.Buffer, rows, wptr []string, nv int, reg string, vb, bc int) {
+	per := stepBytes / vb // vectors per panel
+	for r := range rows {
+		fmt.Fprintf(b, "\tVBROADCASTSS (%s)(%s*4), %s%d\n", rows[r], tileIdx, reg, bc)
 		for v := range nv {
-			acc, off, w := r*nv+v, (v%2)*64, wptr[v/2]
-			fmt.Fprintf(b, "\tVPSUBD %d(%s), Z%d, Z%d\n", off, w, acc, acc)
-			fmt.Fprintf(b, "\tVCVTDQ2PS Z%d, Z%d\n", acc, acc)
-			fmt.Fprintf(b, "\tVMULPS %d(%s), Z%d, Z%d\n", stepBytes+off, w, acc, acc)
-			fmt.Fprintf(b, "\tVMULPS Z28, Z%d, Z%d\n", acc, acc)
+			acc, off, w := r*nv+v, (v%per)*vb, wptr[v/per]
+			fmt.Fprintf(b, "\tVPSUBD %d(%s), %s%d, %s%d\n", off, w, reg, acc, reg, acc)
+			fmt.Fprintf(b, "\tVCVTDQ2PS %s%d, %s%d\n", reg, acc, reg, acc)
+			fmt.Fprintf(b, "\tVMULPS %d(%s), %s%d, %s%d\n", stepBytes+off, w, reg, acc, reg, acc)
+			fmt.Fprintf(b, "\tVMULPS %s%d, %s%d, %s%d\n", reg, bc, reg, acc, reg, acc)
 		}
 	}
 	b.WriteString("\n")
@@ -140,15 +142,7 @@ func vexVPDPBUSD(dst, src1, src2 int) string {
 // registers (one row), the row broadcast in Y15.
 func vnniKernel(b *bytes.Buffer, t gemmTile) {
 	name := vnniName(t)
-	nv := t.cols / 8           // accumulators per row
-	npan := (t.cols + 31) / 32 // panels touched
-	gp := []string{"SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13"}
-	if t.rows+npan-1 > len(gp) {
-		log.Fatalf("%s: not enough registers", name)
-	}
-	rows := gp[:t.rows]
-	wptr := append([]string{"DX"}, gp[t.rows:t.rows+npan-1]...)
-	idx, kk := "CX", "BX"
+	nv := t.cols / 8 // accumulators per row
 	const bc = 15
 	wreg := func(v int) int { return t.rows*nv + v }
 	if t.rows == 1 {
@@ -157,21 +151,8 @@ func vnniKernel(b *bytes.Buffer, t gemmTile) {
 	if wreg(nv-1) >= bc {
 		log.Fatalf("%s: not enough vector registers", name)
 	}
+	rows, wptr := tilePrologue(b, name, "AVX, AVX2, AVX_VNNI", "int8", t, (t.cols+31)/32, 0)
 	wload := func(v int) string { return fmt.Sprintf("%d(%s)", (v%4)*32, wptr[v/4]) }
-	fmt.Fprintf(b, "// func %s(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)\n", name)
-	fmt.Fprintf(b, "// Requires: AVX, AVX2, AVX_VNNI\nTEXT ·%s(SB), NOSPLIT, $0-64\n", name)
-	fmt.Fprintf(b, "\tMOVQ lda+8(FP), AX\n\tSHLQ $0x02, AX\n\tMOVQ a+0(FP), %s\n", rows[0])
-	for r := 1; r < t.rows; r++ {
-		fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", rows[r-1], rows[r])
-	}
-	fmt.Fprintf(b, "\tMOVQ w+16(FP), %s\n", wptr[0])
-	if npan > 1 {
-		b.WriteString("\tMOVQ wp+24(FP), AX\n")
-		for q := 1; q < npan; q++ {
-			fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", wptr[q-1], wptr[q])
-		}
-	}
-	fmt.Fprintf(b, "\tMOVQ k+32(FP), %s\n\tXORQ %s, %s\n", kk, idx, idx)
 	for a := 0; a < t.rows*nv; a++ {
 		fmt.Fprintf(b, "\tVPXOR Y%d, Y%d, Y%d\n", a, a, a)
 	}
@@ -182,7 +163,7 @@ func vnniKernel(b *bytes.Buffer, t gemmTile) {
 		}
 	}
 	for r := range t.rows {
-		fmt.Fprintf(b, "\tVPBROADCASTD (%s)(%s*4), Y%d\n", rows[r], idx, bc)
+		fmt.Fprintf(b, "\tVPBROADCASTD (%s)(%s*4), Y%d\n", rows[r], tileIdx, bc)
 		for v := range nv {
 			if t.rows == 1 {
 				fmt.Fprintf(b, "\tVMOVDQU %s, Y%d\n", wload(v), wreg(v))
@@ -190,37 +171,9 @@ func vnniKernel(b *bytes.Buffer, t gemmTile) {
 			b.WriteString(vexVPDPBUSD(r*nv+v, bc, wreg(v)))
 		}
 	}
-	for _, w := range wptr {
-		fmt.Fprintf(b, "\tPREFETCHT0 %d(%s)\n\tPREFETCHT0 %d(%s)\n", prefetchDist, w, prefetchDist+64, w)
-		fmt.Fprintf(b, "\tADDQ $0x80, %s\n", w)
-	}
-	fmt.Fprintf(b, "\tINCQ %s\n\tCMPQ %s, %s\n\tJL %s_loop\n\n", idx, idx, kk, name)
-	for r := range t.rows {
-		fmt.Fprintf(b, "\tVBROADCASTSS (%s)(%s*4), Y%d\n", rows[r], idx, bc)
-		for v := range nv {
-			acc, off, w := r*nv+v, (v%4)*32, wptr[v/4]
-			fmt.Fprintf(b, "\tVPSUBD %d(%s), Y%d, Y%d\n", off, w, acc, acc)
-			fmt.Fprintf(b, "\tVCVTDQ2PS Y%d, Y%d\n", acc, acc)
-			fmt.Fprintf(b, "\tVMULPS %d(%s), Y%d, Y%d\n", stepBytes+off, w, acc, acc)
-			fmt.Fprintf(b, "\tVMULPS Y%d, Y%d, Y%d\n", bc, acc, acc)
-		}
-	}
-	fmt.Fprintf(b, "\n\tMOVQ bias+56(FP), AX\n\tTESTQ AX, AX\n\tJZ %s_nobias\n", name)
-	for r := range t.rows {
-		for v := range nv {
-			fmt.Fprintf(b, "\tVADDPS %d(AX), Y%d, Y%d\n", v*32, r*nv+v, r*nv+v)
-		}
-	}
-	fmt.Fprintf(b, "\n%s_nobias:\n\tMOVQ c+40(FP), AX\n\tMOVQ ldc+48(FP), DX\n\tSHLQ $0x02, DX\n", name)
-	for r := range t.rows {
-		for v := range nv {
-			fmt.Fprintf(b, "\tVMOVUPS Y%d, %d(AX)\n", r*nv+v, v*32)
-		}
-		if r < t.rows-1 {
-			b.WriteString("\tADDQ DX, AX\n")
-		}
-	}
-	b.WriteString("\tVZEROUPPER\n\tRET\n\n")
+	tileLoopEnd(b, name, wptr)
+	i8Epilogue(b, rows, wptr, nv, "Y", 32, bc)
+	tileStore(b, name, t.rows, nv, "Y", 32)
 }
 
 // stepBytes is the size of one k step (pair or quad) of a 32-column panel.
@@ -235,50 +188,26 @@ func dotKernel(b *bytes.Buffer, t gemmTile) { productKernel(b, t, bf16Dot) }
 type productKind struct {
 	name     func(gemmTile) string
 	requires string
+	wtype    string                      // Go type of the weights
 	wshift   int                         // log2 of the bytes of one weight element
 	mac      func(acc, bc, w int) string // acc += products of broadcast bc and weights w
-	scale    bool                        // int8 epilogue (see i8Kernel)
+	scale    bool                        // int8 epilogue (see i8Epilogue)
 }
 
 var (
-	bf16Dot = productKind{name: dotName, requires: "AVX512F, AVX512_BF16", wshift: 1, mac: vdpbf16ps}
-	i8Dot   = productKind{name: i8Name, requires: "AVX512F, AVX512_VNNI", wshift: 0, mac: vpdpbusd, scale: true}
+	bf16Dot = productKind{name: dotName, requires: "AVX512F, AVX512_BF16", wtype: "uint16", wshift: 1, mac: vdpbf16ps}
+	i8Dot   = productKind{name: i8Name, requires: "AVX512F, AVX512_VNNI", wtype: "int8", wshift: 0, mac: vpdpbusd, scale: true}
 )
 
 // productKernel writes one tile of kind pk.
 func productKernel(b *bytes.Buffer, t gemmTile, pk productKind) {
 	name := pk.name(t)
-	nv := t.cols / 16   // accumulators per row
-	npan := t.cols / 32 // panels
-	gp := []string{"SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13"}
-	if t.rows+npan-1 > len(gp) {
-		log.Fatalf("%s: not enough registers", name)
-	}
-	rows := gp[:t.rows]
-	wptr := []string{"DX"}
-	wptr = append(wptr, gp[t.rows:t.rows+npan-1]...)
-	idx, kk := "CX", "BX"
+	nv := t.cols / 16 // accumulators per row
 	wreg := 24
 	if nv > 4 {
 		wreg = 16
 	}
-	fmt.Fprintf(b, "// func %s(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)\n", name)
-	fmt.Fprintf(b, "// Requires: %s\nTEXT ·%s(SB), NOSPLIT, $0-64\n", pk.requires, name)
-	fmt.Fprintf(b, "\tMOVQ lda+8(FP), AX\n\tSHLQ $0x02, AX\n\tMOVQ a+0(FP), %s\n", rows[0])
-	for r := 1; r < t.rows; r++ {
-		fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", rows[r-1], rows[r])
-	}
-	fmt.Fprintf(b, "\tMOVQ w+16(FP), %s\n", wptr[0])
-	if npan > 1 {
-		b.WriteString("\tMOVQ wp+24(FP), AX\n")
-		if pk.wshift > 0 {
-			fmt.Fprintf(b, "\tSHLQ $0x%02x, AX\n", pk.wshift)
-		}
-		for q := 1; q < npan; q++ {
-			fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", wptr[q-1], wptr[q])
-		}
-	}
-	fmt.Fprintf(b, "\tMOVQ k+32(FP), %s\n\tXORQ %s, %s\n", kk, idx, idx)
+	rows, wptr := tilePrologue(b, name, pk.requires, pk.wtype, t, t.cols/32, pk.wshift)
 	for a := 0; a < t.rows*nv; a++ {
 		fmt.Fprintf(b, "\tVPXORD Z%d, Z%d, Z%d\n", a, a, a)
 	}
@@ -288,32 +217,77 @@ func productKernel(b *bytes.Buffer, t gemmTile, pk productKind) {
 	}
 	for r := 0; r < t.rows; r++ {
 		bc := 28 + r%4
-		fmt.Fprintf(b, "\tVPBROADCASTD (%s)(%s*4), Z%d\n", rows[r], idx, bc)
+		fmt.Fprintf(b, "\tVPBROADCASTD (%s)(%s*4), Z%d\n", rows[r], tileIdx, bc)
 		for v := 0; v < nv; v++ {
 			b.WriteString(pk.mac(r*nv+v, bc, wreg+v))
 		}
 	}
+	tileLoopEnd(b, name, wptr)
+	if pk.scale {
+		i8Epilogue(b, rows, wptr, nv, "Z", 64, 28)
+	}
+	tileStore(b, name, t.rows, nv, "Z", 64)
+}
+
+// The general-purpose registers of the product tiles: row pointers and
+// panel pointers (never BP, SP, R14, R15), the k step index and count.
+const tileIdx, tileCount = "CX", "BX"
+
+// tilePrologue writes a tile's header, loads its row pointers and the
+// pointers of its npan weight panels (panel stride wp elements of 1<<wshift
+// bytes) and clears the step index; it returns the registers.
+func tilePrologue(b *bytes.Buffer, name, requires, wtype string, t gemmTile, npan, wshift int) (rows, wptr []string) {
+	gp := []string{"SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13"}
+	if t.rows+npan-1 > len(gp) {
+		log.Fatalf("%s: not enough registers", name)
+	}
+	rows = gp[:t.rows]
+	wptr = append([]string{"DX"}, gp[t.rows:t.rows+npan-1]...)
+	fmt.Fprintf(b, "// func %s(a *float32, lda int, w *%s, wp int, k int, c *float32, ldc int, bias *float32)\n", name, wtype)
+	fmt.Fprintf(b, "// Requires: %s\nTEXT ·%s(SB), NOSPLIT, $0-64\n", requires, name)
+	fmt.Fprintf(b, "\tMOVQ lda+8(FP), AX\n\tSHLQ $0x02, AX\n\tMOVQ a+0(FP), %s\n", rows[0])
+	for r := 1; r < t.rows; r++ {
+		fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", rows[r-1], rows[r])
+	}
+	fmt.Fprintf(b, "\tMOVQ w+16(FP), %s\n", wptr[0])
+	if npan > 1 {
+		b.WriteString("\tMOVQ wp+24(FP), AX\n")
+		if wshift > 0 {
+			fmt.Fprintf(b, "\tSHLQ $0x%02x, AX\n", wshift)
+		}
+		for q := 1; q < npan; q++ {
+			fmt.Fprintf(b, "\tLEAQ (%s)(AX*1), %s\n", wptr[q-1], wptr[q])
+		}
+	}
+	fmt.Fprintf(b, "\tMOVQ k+32(FP), %s\n\tXORQ %s, %s\n", tileCount, tileIdx, tileIdx)
+	return rows, wptr
+}
+
+// tileLoopEnd advances the panel pointers by one k step (prefetching ahead)
+// and closes the loop.
+func tileLoopEnd(b *bytes.Buffer, name string, wptr []string) {
 	for _, w := range wptr {
 		fmt.Fprintf(b, "\tPREFETCHT0 %d(%s)\n\tPREFETCHT0 %d(%s)\n", prefetchDist, w, prefetchDist+64, w)
 		fmt.Fprintf(b, "\tADDQ $0x80, %s\n", w)
 	}
-	fmt.Fprintf(b, "\tINCQ %s\n\tCMPQ %s, %s\n\tJL %s_loop\n\n", idx, idx, kk, name)
-	if pk.scale {
-		i8Epilogue(b, t, rows, wptr, idx)
-	}
+	fmt.Fprintf(b, "\tINCQ %s\n\tCMPQ %s, %s\n\tJL %s_loop\n\n", tileIdx, tileIdx, tileCount, name)
+}
 
+// tileStore adds the bias, if any, to the accumulators (nv vectors of vb
+// bytes per row, registers reg0…) and stores them.
+func tileStore(b *bytes.Buffer, name string, rows, nv int, reg string, vb int) {
 	fmt.Fprintf(b, "\tMOVQ bias+56(FP), AX\n\tTESTQ AX, AX\n\tJZ %s_nobias\n", name)
-	for r := 0; r < t.rows; r++ {
-		for v := 0; v < nv; v++ {
-			fmt.Fprintf(b, "\tVADDPS %d(AX), Z%d, Z%d\n", v*64, r*nv+v, r*nv+v)
+	for r := range rows {
+		for v := range nv {
+			fmt.Fprintf(b, "\tVADDPS %d(AX), %s%d, %s%d\n", v*vb, reg, r*nv+v, reg, r*nv+v)
 		}
 	}
 	fmt.Fprintf(b, "\n%s_nobias:\n\tMOVQ c+40(FP), AX\n\tMOVQ ldc+48(FP), DX\n\tSHLQ $0x02, DX\n", name)
-	for r := 0; r < t.rows; r++ {
-		for v := 0; v < nv; v++ {
-			fmt.Fprintf(b, "\tVMOVUPS Z%d, %d(AX)\n", r*nv+v, v*64)
+	for r := range rows {
+		for v := range nv {
+			fmt.Fprintf(b, "\tVMOVUPS %s%d, %d(AX)\n", reg, r*nv+v, v*vb)
 		}
-		if r < t.rows-1 {
+		if r < rows-1 {
 			b.WriteString("\tADDQ DX, AX\n")
 		}
 	}
