@@ -63,9 +63,7 @@ func dotImpls() []impl {
 func TestLinearDot(t *testing.T) {
 	useThreads(t, Threads())
 	r := rand.New(rand.NewPCG(7, 8))
-	oldMin := parMinWork
-	parMinWork = 0
-	t.Cleanup(func() { parMinWork = oldMin })
+	alwaysParallel(t)
 	for _, tc := range linearShapes {
 		x := randVec(r, tc.m*tc.k)
 		bias := randVec(r, tc.n)
@@ -89,17 +87,8 @@ func TestLinearDot(t *testing.T) {
 					if !w.Packed() || !w.IsBF16() || w.Bytes() < int64(2*tc.n*tc.k) {
 						t.Fatalf("%s: packed %v, bf16 %v, %d bytes", name, w.Packed(), w.IsBF16(), w.Bytes())
 					}
-					y := make([]float32, tc.m*tc.n+5)
-					for i := range y {
-						y[i] = 42
-					}
-					Linear(y, x, tc.m, w, b)
-					for i, v := range y[tc.m*tc.n:] {
-						if v != 42 {
-							t.Fatalf("%s: wrote past the output (y[%d] = %v)", name, tc.m*tc.n+i, v)
-						}
-					}
-					for i, v := range y[:tc.m*tc.n] {
+					y := linearChecked(t, name, x, tc.m, w, b)
+					for i, v := range y {
 						if math.Float32bits(v) != math.Float32bits(want[i]) {
 							t.Fatalf("%s: y[%d] = %v, want %v", name, i, v, want[i])
 						}

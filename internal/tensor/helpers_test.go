@@ -41,6 +41,32 @@ func useImpl(t testing.TB, i impl) {
 	t.Cleanup(func() { active = old })
 }
 
+// alwaysParallel sends every Linear with two panels or more through the
+// pool for the rest of the test.
+func alwaysParallel(t testing.TB) {
+	old := parMinWork
+	parMinWork = 0
+	t.Cleanup(func() { parMinWork = old })
+}
+
+// linearChecked runs Linear into a fresh output with a guard past its end,
+// failing if the guard is written, and returns the output.
+func linearChecked(t testing.TB, name string, x []float32, m int, w *Mat, bias []float32) []float32 {
+	t.Helper()
+	n := w.Rows
+	y := make([]float32, m*n+5)
+	for i := range y {
+		y[i] = 42
+	}
+	Linear(y, x, m, w, bias)
+	for i, v := range y[m*n:] {
+		if v != 42 {
+			t.Fatalf("%s: wrote past the output (y[%d] = %v)", name, m*n+i, v)
+		}
+	}
+	return y[:m*n]
+}
+
 // useThreads sets the pool size for the rest of the test.
 func useThreads(t testing.TB, n int) {
 	t.Helper()

@@ -73,9 +73,7 @@ func i8Impls() []impl {
 func TestLinearInt8(t *testing.T) {
 	useThreads(t, Threads())
 	r := rand.New(rand.NewPCG(11, 12))
-	oldMin := parMinWork
-	parMinWork = 0
-	t.Cleanup(func() { parMinWork = oldMin })
+	alwaysParallel(t)
 	for _, tc := range linearShapes {
 		x := randVec(r, tc.m*tc.k)
 		bias := randVec(r, tc.n)
@@ -95,17 +93,8 @@ func TestLinearInt8(t *testing.T) {
 						if !w.Packed() || w.IsBF16() || w.Bytes() != int64((tc.n+31)/32*32*4*((tc.k+3)/4+2)) {
 							t.Fatalf("%s: packed %v, bf16 %v, %d bytes", name, w.Packed(), w.IsBF16(), w.Bytes())
 						}
-						y := make([]float32, tc.m*tc.n+5)
-						for i := range y {
-							y[i] = 42
-						}
-						Linear(y, x, tc.m, w, b)
-						for i, v := range y[tc.m*tc.n:] {
-							if v != 42 {
-								t.Fatalf("%s: wrote past the output (y[%d] = %v)", name, tc.m*tc.n+i, v)
-							}
-						}
-						for i, v := range y[:tc.m*tc.n] {
+						y := linearChecked(t, name, x, tc.m, w, b)
+						for i, v := range y {
 							if math.Float32bits(v) != math.Float32bits(want[i]) {
 								t.Fatalf("%s: y[%d] = %v, want %v", name, i, v, want[i])
 							}

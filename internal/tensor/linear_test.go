@@ -43,9 +43,7 @@ func refLinear(x, w, bias []float32, m, n, k int) []float64 {
 func TestLinear(t *testing.T) {
 	useThreads(t, Threads()) // restored at the end
 	r := rand.New(rand.NewPCG(1, 2))
-	oldMin := parMinWork
-	parMinWork = 0 // every call with ≥ 2 panels goes through the pool
-	t.Cleanup(func() { parMinWork = oldMin })
+	alwaysParallel(t)
 	for _, tc := range linearShapes {
 		x := randVec(r, tc.m*tc.k)
 		bias := randVec(r, tc.n)
@@ -63,17 +61,7 @@ func TestLinear(t *testing.T) {
 							if pack {
 								w.Pack()
 							}
-							y := make([]float32, tc.m*tc.n+5)
-							for i := range y {
-								y[i] = 42
-							}
-							Linear(y, x, tc.m, w, b)
-							for i, v := range y[tc.m*tc.n:] {
-								if v != 42 {
-									t.Fatalf("%s: wrote past the output (y[%d] = %v)", name, tc.m*tc.n+i, v)
-								}
-							}
-							y = y[:tc.m*tc.n]
+							y := linearChecked(t, name, x, tc.m, w, b)
 							tol := 2e-6 * math.Sqrt(float64(tc.k))
 							for i, v := range y {
 								// Tolerance relative to the magnitude of the terms.
@@ -237,9 +225,7 @@ func TestPackInPlace(t *testing.T) {
 // pool (run with -race).
 func TestLinearConcurrent(t *testing.T) {
 	useThreads(t, 2)
-	oldMin := parMinWork
-	parMinWork = 0
-	t.Cleanup(func() { parMinWork = oldMin })
+	alwaysParallel(t)
 	r := rand.New(rand.NewPCG(9, 9))
 	n, k, m := 200, 64, 5
 	w := NewBF16(n, k, make([]uint16, n*k))
