@@ -12,9 +12,9 @@ import (
 // row of the weight is quantized once at load to signed bytes with its own
 // scale (symmetric, ±127), and Linear quantizes each input row the same way
 // when it is called. The products are summed exactly in int32 (VPDPBUSD on
-// AVX512_VNNI, four byte products per lane and instruction: twice the
-// multiply-adds of the bfloat16 dot products, and a quarter of the bytes of
-// float32 weights), then scaled back:
+// AVX512_VNNI or AVX-VNNI, four byte products per lane and instruction:
+// twice the multiply-adds of the bfloat16 dot products, and a quarter of the
+// bytes of float32 weights), then scaled back:
 //
 //	y[i,j] = float32(float32(float32(Σₖ qx[i,k]·qw[j,k]) · sw[j]) · sx[i]) + bias[j]
 //

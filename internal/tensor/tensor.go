@@ -7,9 +7,11 @@
 // avo program in _asm/), chosen at start-up from the CPU's features; the
 // purego build tag forces the portable code. Activations are float32;
 // bfloat16 weights are widened exactly inside the kernels, so bf16
-// checkpoints stay bf16 in memory. The one exception is opt-in: a matrix
+// checkpoints stay bf16 in memory. The exceptions are opt-in: a matrix
 // packed with PackBF16Dot is multiplied with bfloat16 dot products (its
-// inputs rounded to bfloat16; VDPBF16PS where the CPU has AVX512_BF16).
+// inputs rounded to bfloat16; VDPBF16PS where the CPU has AVX512_BF16), and
+// one packed with PackInt8 is quantized to int8 and multiplied by inputs
+// quantized per row (VPDPBUSD where the CPU has AVX512_VNNI or AVX-VNNI).
 //
 // Weights used by Linear should be packed once at load (Mat.Pack): the SIMD
 // matrix kernels read 32-row panels stored transposed. Large Linear and
