@@ -38,6 +38,10 @@ func HasInt8Dot() bool { return hasInt8Dot && i8SetFor(active) != nil }
 // stays finite); smaller rows quantize to zero.
 const quantMin = 0x1p-100
 
+// maxInt8Cols bounds the row length of an int8 matrix: the int32 sums of
+// up to 255·127 per product cannot overflow below it.
+const maxInt8Cols = 1 << 16
+
 // quantStep is the number of k values in one group of the int8 layout.
 const quantStep = 4
 
@@ -109,10 +113,11 @@ func quantizeU8(q []int8, v []float32) float32 {
 // layout: panels of 32 rows, each stored as [⌈Cols/4⌉][32][4] signed bytes
 // followed by the rows' corrections and scales. Row then returns the
 // dequantized values q·scale. It reports false and leaves m unchanged if m
-// is already packed or empty. The float32 or bfloat16 data is released; call
-// it before m is shared.
+// is already packed, empty, or has rows longer than 65536 (whose integer
+// sums could overflow). The float32 or bfloat16 data is released; call it
+// before m is shared.
 func (m *Mat) PackInt8() bool {
-	if m.Packed() || m.Rows == 0 || m.Cols == 0 {
+	if m.Packed() || m.Rows == 0 || m.Cols == 0 || m.Cols > maxInt8Cols {
 		return false
 	}
 	k := m.Cols

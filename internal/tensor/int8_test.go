@@ -175,6 +175,9 @@ func TestInt8Rows(t *testing.T) {
 	if m.PackInt8() {
 		t.Fatal("PackInt8 packed a packed matrix")
 	}
+	if long := NewBF16(1, maxInt8Cols+1, make([]uint16, maxInt8Cols+1)); long.PackInt8() || long.Packed() {
+		t.Fatal("PackInt8 packed rows long enough to overflow its sums")
+	}
 }
 
 // TestLinearInt8Special checks rows the quantization treats apart: all
