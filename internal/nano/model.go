@@ -77,11 +77,12 @@ type Options struct {
 	// Int8 quantizes the same matrices to int8, each output row with its
 	// own scale, and multiplies them by inputs quantized per row at run time
 	// (tensor.PackInt8: W8A8, as ONNX Runtime's dynamic quantization): half
-	// the bytes of bfloat16 weights, so a single stream's step (which
-	// streams every weight once per frame) and batched steps run about twice
-	// as fast on CPUs with AVX512_VNNI (tensor.HasInt8Dot). The KV caches
-	// hold bfloat16 as with BF16Dot. The error is that of 8-bit inputs, far
-	// larger than BF16Dot's. Implies KeepBF16.
+	// the bytes of bfloat16 weights, so the products of a single stream's
+	// step (which reads every weight once per frame) and of batched steps
+	// take about half the time on CPUs with AVX512_VNNI or AVX-VNNI
+	// (tensor.HasInt8Dot). The KV caches hold bfloat16 as with BF16Dot. The
+	// error is that of 8-bit inputs and weights, far larger than BF16Dot's.
+	// Implies KeepBF16.
 	Int8 bool
 }
 
