@@ -55,10 +55,12 @@ type Options struct {
 	KeepBF16 bool
 	// BF16Dot stores the transformer matrices as bfloat16 (rounding float32
 	// ones) and multiplies them with bfloat16 dot products
-	// (tensor.PackBF16Dot), and holds the decoder's attention keys and
-	// values as bfloat16 (half the streaming decoder's memory); results no
-	// longer equal the float32 reference. The quantizer's projections stay
-	// float32. Implies KeepBF16.
+	// (tensor.PackBF16Dot), holds the decoder's attention keys and values as
+	// bfloat16 (half the streaming decoder's memory), and computes every
+	// attention's scores as bfloat16 dot products over bfloat16 keys
+	// (tensor.KV.Dot, the encoder's too); results no longer equal the
+	// float32 reference. The quantizer's projections stay float32. Implies
+	// KeepBF16.
 	BF16Dot bool
 }
 
@@ -96,6 +98,9 @@ type transformer struct {
 	// decoder's with BF16Dot. Streaming rings store them so (half the
 	// memory); a whole pass rounds them the same way, so both agree.
 	kv16 bool
+	// dot: attention reads bfloat16 keys and values and computes its scores
+	// as bfloat16 dot products (tensor.KV.Dot) — both sides' with BF16Dot.
+	dot bool
 }
 
 type layer struct {
@@ -218,6 +223,7 @@ func loadStages(st *weights.Store, side string, mods []Module, opts Options) ([]
 			return nil, err
 		}
 		t.kv16 = opts.BF16Dot && side == "decoder"
+		t.dot = opts.BF16Dot
 		out[i].tr = t
 	}
 	return out, nil

@@ -16,6 +16,7 @@ type work struct {
 	cos, sin  []float32 // [rows, hd/2]: RoPE angles of the pass's rows
 	lo, hi    []int     // [rows]: attention windows
 	attn      tensor.AttnScratch
+	k16, v16  []uint16 // [rows, d]: a whole pass's keys and values as bfloat16 (transformer.dot)
 }
 
 // workSize accumulates the buffer needs of several transformer passes.
@@ -170,21 +171,22 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 			hi[i] = i + 1
 		}
 	}
-	if t.kv16 {
-		// Round the keys and values as a streaming ring stores them.
-		var b [2048]uint16
-		for i := range m {
-			for _, kv := range [][]float32{qkv[(3*i+1)*d : (3*i+2)*d], qkv[(3*i+2)*d : (3*i+3)*d]} {
-				for c := 0; c < d; c += len(b) {
-					part := kv[c:min(c+len(b), d)]
-					tensor.RoundBF16(b[:len(part)], part)
-					tensor.WidenBF16(part, b[:len(part)])
-				}
-			}
-		}
-	}
 	if m > 0 {
 		kv := tensor.KV{K: qkv[d:], V: qkv[2*d:], Stride: 3 * d}
+		if t.dot {
+			// Keys and values rounded as a streaming ring stores them.
+			if cap(w.k16) < m*d {
+				w.k16, w.v16 = make([]uint16, m*d), make([]uint16, m*d)
+			}
+			k16, v16 := w.k16[:m*d], w.v16[:m*d]
+			tensor.For(m, rowGrain(2*d), func(a, b int) {
+				for i := a; i < b; i++ {
+					tensor.RoundBF16(k16[i*d:(i+1)*d], qkv[(3*i+1)*d:(3*i+2)*d])
+					tensor.RoundBF16(v16[i*d:(i+1)*d], qkv[(3*i+2)*d:(3*i+3)*d])
+				}
+			})
+			kv = tensor.KV{K16: k16, V16: v16, Stride: d, Dot: true}
+		}
 		tensor.AttendWindows(att, d, qkv, 3*d, kv, lo, hi, t.heads, t.hd, t.scale, &w.attn)
 	}
 	clear(att[m*d : n*d])
@@ -196,7 +198,7 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 // a group's keys and values are stored, then the group attends.
 func (t *transformer) attendRing(att, qkv []float32, n, pos0 int, rs *ringState, l int, w *work) {
 	d, ctx := t.d, t.context
-	kv := tensor.KV{Stride: t.hd, HeadStride: rs.ring * t.hd, Ring: rs.ring}
+	kv := tensor.KV{Stride: t.hd, HeadStride: rs.ring * t.hd, Ring: rs.ring, Dot: t.dot}
 	if rs.k16 != nil {
 		kv.K16, kv.V16 = rs.k16[l], rs.v16[l]
 	} else {

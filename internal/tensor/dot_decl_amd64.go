@@ -200,6 +200,21 @@ func dotI8AVX512_1x128(a *float32, lda int, w *int8, wp int, k int, c *float32, 
 //go:noescape
 func dotI8AVX512_2x128(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
 
+// mqScoresDotAVX512 computes windowed-attention scores of 1 query vectors of 16 lanes with bfloat16 dot products.
+//
+//go:noescape
+func mqScoresDotAVX512(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqScoresDotAVX512x2 computes windowed-attention scores of 2 query vectors of 16 lanes with bfloat16 dot products.
+//
+//go:noescape
+func mqScoresDotAVX512x2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+
+// mqScoresDotAVX512Y computes windowed-attention scores of 1 query vectors of 8 lanes with bfloat16 dot products.
+//
+//go:noescape
+func mqScoresDotAVX512Y(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+
 // absMaxBitsAVX2 is absMaxBitsAVX512 for n a multiple of 8.
 //
 //go:noescape

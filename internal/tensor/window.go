@@ -18,6 +18,13 @@ import (
 // bfloat16 (same layout): half the memory, read and widened exactly, so the
 // result is AttendWindows's over the widened values, bit for bit. Only
 // AttendWindows reads them.
+//
+// Dot (with K16, and an even head size) computes the scores as bfloat16 dot
+// products, the bfloat16 mode's arithmetic for products: the query is
+// rounded to bfloat16 (nearest even, denormals to zero) and each score is
+// one chain over pairs of head dimensions, (acc + q₁k₁) + q₀k₀ with every
+// sum rounded to float32 and denormals flushed (VDPBF16PS's definition),
+// from zero, then times scale. The rest of the contract is unchanged.
 type KV struct {
 	K, V       []float32
 	K16, V16   []uint16
@@ -25,6 +32,7 @@ type KV struct {
 	HeadStride int // 0: the head size
 	Ring       int // 0: no ring
 	First      int // ring row of logical key 0; 0 <= First < Ring
+	Dot        bool
 }
 
 // headStride returns the offset between heads of a row.
@@ -181,6 +189,9 @@ func checkWindows(out []float32, ldo int, q []float32, ldq int, kv *KV, lo, hi [
 		}
 		nk, nv = len(kv.K16), len(kv.V16)
 	}
+	if kv.Dot && (!kv.bf16() || headDim%2 != 0) {
+		bad("dot-product scores need bfloat16 keys and an even head size (%d)", headDim)
+	}
 	if end := (rows-1)*kv.Stride + (heads-1)*hs + headDim; rows > 0 && (nk < end || nv < end) {
 		bad("keys %d / values %d (stride %d, head stride %d) too short for %d rows of %d heads × %d", nk, nv, kv.Stride, hs, rows, heads, headDim)
 	}
@@ -312,6 +323,10 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 	lo := j.lo[i]
 	for n := range s {
 		r := kv.row(lo+n)*kv.Stride + koff
+		if kv.Dot {
+			s[n] = scoreDot(q, kv.K16[r:r+hd]) * j.scale
+			continue
+		}
 		var k []float32
 		if kv.bf16() {
 			k = kv.rows16(kv.K16, r, 1, hd, wide[:hd])
@@ -348,6 +363,38 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 		}
 		for c := range o {
 			o[c] = fma32(p, v[c], o[c])
+		}
+	}
+}
+
+// scoreDot is the unscaled score of KV.Dot: q rounded to bfloat16, one
+// chain over the pairs (acc + q₁k₁) + q₀k₀, denormals flushed.
+func scoreDot(q []float32, k []uint16) float32 {
+	var acc float32
+	for c := 0; c+1 < len(q); c += 2 {
+		q0, q1 := bf16DAZ(roundBF16(q[c])), bf16DAZ(roundBF16(q[c+1]))
+		a := ftz(acc + q1*bf16DAZ(k[c+1]))
+		acc = ftz(a + q0*bf16DAZ(k[c]))
+	}
+	return acc
+}
+
+// scoresDotGo is the portable form of the dot-product score kernels:
+// sT[j][r] for the R lanes of the pairs qT [hd/2][R] (two bfloat16 values
+// per lane, as uint32 bits in float32 slots) against n keys of k16, stride
+// elements apart.
+func scoresDotGo(qT []float32, k []uint16, stride, n, hd int, scale float32, sT []float32, R int) {
+	for j := range n {
+		kr := k[j*stride : j*stride+hd]
+		for r := range R {
+			var acc float32
+			for p := range hd / 2 {
+				pair := math.Float32bits(qT[p*R+r])
+				q0, q1 := bf16DAZ(uint16(pair)), bf16DAZ(uint16(pair>>16))
+				a := ftz(acc + q1*bf16DAZ(kr[2*p+1]))
+				acc = ftz(a + q0*bf16DAZ(kr[2*p]))
+			}
+			sT[j*R+r] = acc * scale
 		}
 	}
 }

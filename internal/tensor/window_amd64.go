@@ -2,6 +2,8 @@
 
 package tensor
 
+import "math"
+
 // windowKernels are the kernels for one vector width and tile width (see
 // _asm/windows.go): pv[g-1] and pvMask[g-1] accumulate g output dimensions.
 type windowKernels struct {
@@ -12,8 +14,10 @@ type windowKernels struct {
 	// The same for bfloat16 keys and values (KV.K16), widened exactly in
 	// the kernels.
 	scoresBF func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32)
-	pvBF     []func(oT, pT *float32, v *uint16, stride, n int)
-	pvMaskBF []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+	// Scores as bfloat16 dot products (KV.Dot; AVX512_BF16), nil for 8×2.
+	scoresDot func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32)
+	pvBF      []func(oT, pT *float32, v *uint16, stride, n int)
+	pvMaskBF  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
 }
 
 // Every lane performs the same IEEE operations in the same order whatever
@@ -30,9 +34,10 @@ var (
 			mqPVMaskAVX512_3, mqPVMaskAVX512_4, mqPVMaskAVX512_5, mqPVMaskAVX512_6, mqPVMaskAVX512_7, mqPVMaskAVX512_8,
 			mqPVMaskAVX512_9, mqPVMaskAVX512_10, mqPVMaskAVX512_11, mqPVMaskAVX512_12, mqPVMaskAVX512_13,
 			mqPVMaskAVX512_14, mqPVMaskAVX512_15, mqPVMaskAVX512_16},
-		scoresBF: mqScoresBF16AVX512,
-		pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX512_1, mqPVBF16AVX512_2, mqPVBF16AVX512_3, mqPVBF16AVX512_4, mqPVBF16AVX512_5, mqPVBF16AVX512_6, mqPVBF16AVX512_7, mqPVBF16AVX512_8, mqPVBF16AVX512_9, mqPVBF16AVX512_10, mqPVBF16AVX512_11, mqPVBF16AVX512_12, mqPVBF16AVX512_13, mqPVBF16AVX512_14, mqPVBF16AVX512_15, mqPVBF16AVX512_16},
-		pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX512_1, mqPVMaskBF16AVX512_2, mqPVMaskBF16AVX512_3, mqPVMaskBF16AVX512_4, mqPVMaskBF16AVX512_5, mqPVMaskBF16AVX512_6, mqPVMaskBF16AVX512_7, mqPVMaskBF16AVX512_8, mqPVMaskBF16AVX512_9, mqPVMaskBF16AVX512_10, mqPVMaskBF16AVX512_11, mqPVMaskBF16AVX512_12, mqPVMaskBF16AVX512_13, mqPVMaskBF16AVX512_14, mqPVMaskBF16AVX512_15, mqPVMaskBF16AVX512_16},
+		scoresBF:  mqScoresBF16AVX512,
+		scoresDot: mqScoresDotAVX512,
+		pvBF:      []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX512_1, mqPVBF16AVX512_2, mqPVBF16AVX512_3, mqPVBF16AVX512_4, mqPVBF16AVX512_5, mqPVBF16AVX512_6, mqPVBF16AVX512_7, mqPVBF16AVX512_8, mqPVBF16AVX512_9, mqPVBF16AVX512_10, mqPVBF16AVX512_11, mqPVBF16AVX512_12, mqPVBF16AVX512_13, mqPVBF16AVX512_14, mqPVBF16AVX512_15, mqPVBF16AVX512_16},
+		pvMaskBF:  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX512_1, mqPVMaskBF16AVX512_2, mqPVMaskBF16AVX512_3, mqPVMaskBF16AVX512_4, mqPVMaskBF16AVX512_5, mqPVMaskBF16AVX512_6, mqPVMaskBF16AVX512_7, mqPVMaskBF16AVX512_8, mqPVMaskBF16AVX512_9, mqPVMaskBF16AVX512_10, mqPVMaskBF16AVX512_11, mqPVMaskBF16AVX512_12, mqPVMaskBF16AVX512_13, mqPVMaskBF16AVX512_14, mqPVMaskBF16AVX512_15, mqPVMaskBF16AVX512_16},
 	}
 	windowKernels16x2 = windowKernels{
 		scores:  mqScoresAVX512x2,
@@ -42,9 +47,10 @@ var (
 		pvMask: []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskAVX512x2_1, mqPVMaskAVX512x2_2,
 			mqPVMaskAVX512x2_3, mqPVMaskAVX512x2_4, mqPVMaskAVX512x2_5, mqPVMaskAVX512x2_6, mqPVMaskAVX512x2_7,
 			mqPVMaskAVX512x2_8},
-		scoresBF: mqScoresBF16AVX512x2,
-		pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX512x2_1, mqPVBF16AVX512x2_2, mqPVBF16AVX512x2_3, mqPVBF16AVX512x2_4, mqPVBF16AVX512x2_5, mqPVBF16AVX512x2_6, mqPVBF16AVX512x2_7, mqPVBF16AVX512x2_8},
-		pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX512x2_1, mqPVMaskBF16AVX512x2_2, mqPVMaskBF16AVX512x2_3, mqPVMaskBF16AVX512x2_4, mqPVMaskBF16AVX512x2_5, mqPVMaskBF16AVX512x2_6, mqPVMaskBF16AVX512x2_7, mqPVMaskBF16AVX512x2_8},
+		scoresBF:  mqScoresBF16AVX512x2,
+		scoresDot: mqScoresDotAVX512x2,
+		pvBF:      []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX512x2_1, mqPVBF16AVX512x2_2, mqPVBF16AVX512x2_3, mqPVBF16AVX512x2_4, mqPVBF16AVX512x2_5, mqPVBF16AVX512x2_6, mqPVBF16AVX512x2_7, mqPVBF16AVX512x2_8},
+		pvMaskBF:  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX512x2_1, mqPVMaskBF16AVX512x2_2, mqPVMaskBF16AVX512x2_3, mqPVMaskBF16AVX512x2_4, mqPVMaskBF16AVX512x2_5, mqPVMaskBF16AVX512x2_6, mqPVMaskBF16AVX512x2_7, mqPVMaskBF16AVX512x2_8},
 	}
 	windowKernels8 = windowKernels{
 		scores:  mqScoresAVX2,
@@ -53,9 +59,10 @@ var (
 			mqPVAVX2_5, mqPVAVX2_6, mqPVAVX2_7, mqPVAVX2_8},
 		pvMask: []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskAVX2_1, mqPVMaskAVX2_2,
 			mqPVMaskAVX2_3, mqPVMaskAVX2_4, mqPVMaskAVX2_5, mqPVMaskAVX2_6, mqPVMaskAVX2_7, mqPVMaskAVX2_8},
-		scoresBF: mqScoresBF16AVX2,
-		pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX2_1, mqPVBF16AVX2_2, mqPVBF16AVX2_3, mqPVBF16AVX2_4, mqPVBF16AVX2_5, mqPVBF16AVX2_6, mqPVBF16AVX2_7, mqPVBF16AVX2_8},
-		pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX2_1, mqPVMaskBF16AVX2_2, mqPVMaskBF16AVX2_3, mqPVMaskBF16AVX2_4, mqPVMaskBF16AVX2_5, mqPVMaskBF16AVX2_6, mqPVMaskBF16AVX2_7, mqPVMaskBF16AVX2_8},
+		scoresBF:  mqScoresBF16AVX2,
+		scoresDot: mqScoresDotAVX512Y,
+		pvBF:      []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX2_1, mqPVBF16AVX2_2, mqPVBF16AVX2_3, mqPVBF16AVX2_4, mqPVBF16AVX2_5, mqPVBF16AVX2_6, mqPVBF16AVX2_7, mqPVBF16AVX2_8},
+		pvMaskBF:  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX2_1, mqPVMaskBF16AVX2_2, mqPVMaskBF16AVX2_3, mqPVMaskBF16AVX2_4, mqPVMaskBF16AVX2_5, mqPVMaskBF16AVX2_6, mqPVMaskBF16AVX2_7, mqPVMaskBF16AVX2_8},
 	}
 	windowKernels8x2 = windowKernels{
 		scores:  mqScoresAVX2x2,
@@ -95,6 +102,32 @@ func windowTiles(dst []windowTile, nq int) []windowTile {
 	return dst
 }
 
+// dotQueries writes the tile's queries of one head (at column off) into qT
+// as the pairs of the dot-product scores: [hd/2][R] lanes of two bfloat16
+// values (rounded as the products round their inputs), lanes past the
+// tile's rows zero.
+func dotQueries(qT []float32, j *windowsJob, t *windowTile, off, R int) {
+	hd := j.hd
+	var b [256]uint16
+	for r := range R {
+		if r >= t.n {
+			for p := range hd / 2 {
+				qT[p*R+r] = 0
+			}
+			continue
+		}
+		i := t.r0 + r
+		qr := j.q[i*j.ldq+off : i*j.ldq+off+hd]
+		for c0 := 0; c0 < hd; c0 += len(b) {
+			part := qr[c0:min(c0+len(b), hd)]
+			RoundBF16(b[:len(part)], part)
+			for c := 0; c+1 < len(part); c += 2 {
+				qT[(c0+c)/2*R+r] = math.Float32frombits(uint32(b[c]) | uint32(b[c+1])<<16)
+			}
+		}
+	}
+}
+
 // windowKeyBlock is how many keys the weighted sums take per pass over the
 // head's dimension groups, so that a block of probabilities stays in L1
 // across the groups. Splitting the keys into blocks keeps every output one
@@ -132,20 +165,33 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	buf := *sp
 	qT, oT, sT := buf[:hd*R], buf[hd*R:2*hd*R], buf[2*hd*R:need]
 	bf := kv.bf16() // bfloat16 keys and values: the BF kernels
-	for r := range R {
-		if r >= t.n {
-			for c := range hd {
-				qT[c*R+r] = 0
+	if kv.Dot {
+		dotQueries(qT, j, t, off, R)
+	} else {
+		for r := range R {
+			if r >= t.n {
+				for c := range hd {
+					qT[c*R+r] = 0
+				}
+				continue
 			}
-			continue
-		}
-		i := t.r0 + r
-		qr := j.q[i*j.ldq+off : i*j.ldq+off+hd]
-		for c, v := range qr {
-			qT[c*R+r] = v
+			i := t.r0 + r
+			qr := j.q[i*j.ldq+off : i*j.ldq+off+hd]
+			for c, v := range qr {
+				qT[c*R+r] = v
+			}
 		}
 	}
 	for _, r := range t.runs {
+		if kv.Dot {
+			k := kv.K16[r.row*kv.Stride+koff:]
+			if HasBF16Dot() && kn.scoresDot != nil {
+				kn.scoresDot(&qT[0], &k[0], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
+			} else {
+				scoresDotGo(qT, k, kv.Stride, r.n, hd, j.scale, sT[r.j0*R:], R)
+			}
+			continue
+		}
 		if bf {
 			kn.scoresBF(&qT[0], &kv.K16[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
 			continue

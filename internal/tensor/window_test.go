@@ -350,7 +350,8 @@ func BenchmarkAttendWindows(b *testing.B) {
 					AttendWindows(out, d, q, 3*d, KV{K: k, V: v, Stride: d}, lo, hi, heads, hd, 0.125, &sc)
 				}
 			})
-			// Head-major, as the codec's rings: float32 and bfloat16.
+			// Head-major, as the codec's rings: float32, bfloat16, and
+			// bfloat16 with dot-product scores.
 			hk, hv := make([]float32, tc.nkeys*d), make([]float32, tc.nkeys*d)
 			for j := range tc.nkeys {
 				for h := range heads {
@@ -367,6 +368,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 			}{
 				{"headmajor", KV{K: hk, V: hv, Stride: hd, HeadStride: tc.nkeys * hd}},
 				{"headmajor-bf16", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd}},
+				{"headmajor-dot", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd, Dot: true}},
 			} {
 				b.Run(fmt.Sprintf("%s/%s/t=%d", tc.name, kv.name, threads), func(b *testing.B) {
 					useThreads(b, threads)
@@ -522,5 +524,80 @@ func TestAttendWindowsEveryKernel(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestAttendWindowsDot checks the dot-product scores (KV.Dot): every
+// implementation (the VDPBF16PS kernels of each tile width, the portable
+// score loop under the AVX2 tiles, the portable rows) bit for bit the
+// same, on row-major, head-major and ring layouts, blocks of keys of every
+// size, head sizes up to 66; and close to the float32 scores (the queries
+// lose their low 16 bits).
+func TestAttendWindowsDot(t *testing.T) {
+	useThreads(t, Threads())
+	r := rand.New(rand.NewPCG(51, 52))
+	differ := false
+	defer func() {
+		if !differ {
+			t.Error("the dot-product scores never changed a result: not in use")
+		}
+	}()
+	for _, hd := range []int{2, 4, 8, 64, 66} {
+		for _, nkeys := range []int{1, 5, 37} {
+			for _, nq := range []int{3, 8, 12, 16, 20, 32, 40} {
+				c := windowCase{heads: 2, hd: hd, nkeys: nkeys, headMajor: nq%2 == 0, extra: nq % 3}
+				if nq%3 == 0 {
+					c.ring = nkeys + r.IntN(5)
+					c.first = r.IntN(c.ring)
+				}
+				c.lo, c.hi = randWindows(r, nq, nkeys, nq%2 == 1 && nq <= nkeys)
+				d := c.d()
+				q, k, v := randVec(r, nq*d), randVec(r, nkeys*d), randVec(r, nkeys*d)
+				for i := range k {
+					k[i], v[i] = BF16ToF32(F32ToBF16(k[i])), BF16ToF32(F32ToBF16(v[i]))
+				}
+				kv := c.layout(k, v)
+				dot := KV{K16: make([]uint16, len(kv.K)), V16: make([]uint16, len(kv.V)), Stride: kv.Stride,
+					HeadStride: kv.HeadStride, Ring: kv.Ring, First: kv.First, Dot: true}
+				for i := range kv.K {
+					dot.K16[i], dot.V16[i] = F32ToBF16(kv.K[i]), F32ToBF16(kv.V[i])
+				}
+				scale := float32(1 / math.Sqrt(float64(hd)))
+				useImpl(t, implGeneric)
+				want := runWindows(&c, q, dot, scale, nil)
+				exact := runWindows(&c, q, kv, scale, nil)
+				for i := range want {
+					if math.Abs(float64(want[i]-exact[i])) > 0.02*(1+math.Abs(float64(exact[i]))) {
+						t.Fatalf("%v: out[%d] = %v, float32 scores give %v", &c, i, want[i], exact[i])
+					}
+					differ = differ || want[i] != exact[i]
+				}
+				for _, im := range impls()[1:] {
+					useImpl(t, im)
+					for _, threads := range []int{1, 2} {
+						SetThreads(threads)
+						if got := runWindows(&c, q, dot, scale, new(AttnScratch)); !bitsEqual(got, want) {
+							t.Fatalf("%v %v threads=%d: differs from the portable code", &c, im, threads)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, tc := range []struct {
+		kv KV
+		hd int
+	}{
+		{KV{K: make([]float32, 4), V: make([]float32, 4), Stride: 4, Dot: true}, 4},
+		{KV{K16: make([]uint16, 3), V16: make([]uint16, 3), Stride: 3, Dot: true}, 3},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Dot with %d-wide heads, bf16 %v: no panic", tc.hd, tc.kv.bf16())
+				}
+			}()
+			AttendWindows(make([]float32, tc.hd), tc.hd, make([]float32, tc.hd), tc.hd, tc.kv, []int{0}, []int{1}, 1, tc.hd, 1, nil)
+		}()
 	}
 }

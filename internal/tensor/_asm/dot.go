@@ -38,6 +38,11 @@ func dotName(t gemmTile) string { return fmt.Sprintf("dotBF16AVX512_%dx%d", t.ro
 // order (dst in ModRM.reg, src1 in EVEX.vvvv, src2 in ModRM.r/m). pp is the
 // implied prefix (1 = 66, 2 = F3, 3 = F2). comment names the instruction.
 func evex(opcode, pp, dst, src1, src2 int, comment string) string {
+	return evexL(opcode, pp, dst, src1, src2, 512, comment)
+}
+
+// evexL is evex for 512-bit (zmm) or 256-bit (ymm, AVX512VL) registers.
+func evexL(opcode, pp, dst, src1, src2, bits int, comment string) string {
 	p0 := 0x02 // map 0F38
 	if dst&8 == 0 {
 		p0 |= 0x80 // R̄
@@ -53,12 +58,16 @@ func evex(opcode, pp, dst, src1, src2 int, comment string) string {
 	}
 	p1 := (^src1&15)<<3 | 0x04 | pp // W0, v̄v̄v̄v̄, 1, pp
 	p2 := 0x40                      // z0, L′L = 512 bits, b0
+	reg := "Z"
+	if bits == 256 {
+		p2, reg = 0x20, "Y" // L′L = 256 bits
+	}
 	if src1&16 == 0 {
 		p2 |= 0x08 // V̄′
 	}
 	modrm := 0xC0 | (dst&7)<<3 | src2&7
-	return fmt.Sprintf("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x // %s Z%d, Z%d, Z%d (Go operand order)\n",
-		p0, p1, p2, opcode, modrm, comment, src2, src1, dst)
+	return fmt.Sprintf("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x // %s %s%d, %s%d, %s%d (Go operand order)\n",
+		p0, p1, p2, opcode, modrm, comment, reg, src2, reg, src1, reg, dst)
 }
 
 // vdpbf16ps: dst.f32[i] += src1.bf16[2i+1]·src2.bf16[2i+1] + src1.bf16[2i]·src2.bf16[2i]
@@ -294,6 +303,116 @@ func tileStore(b *bytes.Buffer, name string, rows, nv int, reg string, vb int) {
 	b.WriteString("\tVZEROUPPER\n\tRET\n\n")
 }
 
+// The windowed attention's scores as bfloat16 dot products (KV.Dot): for a
+// tile of nv vectors of query rows (lanes rows each),
+//
+//	func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32)
+//
+// sT[j][r] = scale · Σ_p qT[p][r]·k[j·stride+2p : +2] for j < n, where qT
+// holds per pair p of head dimensions and row r the row's two query values
+// rounded to bfloat16 (one 32-bit lane), and the keys are bfloat16, stride
+// elements apart. Each score is one VDPBF16PS chain over the pairs in order
+// from zero ((acc + q₁k₁) + q₀k₀, denormals flushed), then times scale; keys
+// go in register blocks (lanes/nv keys, then 4, then 1) whose accumulators
+// each hold one key of one vector, so the blocking never changes a score.
+
+func scoresDotName(lanes, nv int) string {
+	name := "mqScoresDotAVX512"
+	if lanes == 8 {
+		name = "mqScoresDotAVX512Y"
+	}
+	if nv == 2 {
+		name += "x2"
+	}
+	return name
+}
+
+// scoresDotKernel writes the kernel for lanes 16 (zmm) or 8 (ymm) and nv
+// vectors. Registers: accumulators 0…15, queries 16–17, key broadcasts
+// 18–21, the scale 31; GP: DI keys, SI stride bytes, R8 3·stride, R9 keys
+// left, R10 sT, R11 qT, R12 pairs left, R13/AX/BX/DX the block's key bases.
+func scoresDotKernel(b *bytes.Buffer, lanes, nv int) {
+	name := scoresDotName(lanes, nv)
+	reg, bits, vb := "Z", 512, 64
+	if lanes == 8 {
+		reg, bits, vb = "Y", 256, 32
+	}
+	row := nv * vb
+	fmt.Fprintf(b, "// func %s(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)\n", name)
+	fmt.Fprintf(b, "// Requires: AVX512F, AVX512VL, AVX512_BF16\nTEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	b.WriteString("\tMOVQ k+8(FP), DI\n\tMOVQ stride+16(FP), SI\n\tSHLQ $0x01, SI\n\tLEAQ (SI)(SI*2), R8\n")
+	b.WriteString("\tMOVQ n+24(FP), R9\n\tMOVQ sT+48(FP), R10\n")
+	fmt.Fprintf(b, "\tVBROADCASTSS scale+40(FP), %s31\n", reg)
+	bases := []string{"R13", "AX", "BX", "DX"}
+	blocks := []int{16 / nv}
+	if lanes == 8 {
+		blocks = []int{8}
+	}
+	if blocks[0] != 4 {
+		blocks = append(blocks, 4)
+	}
+	for _, blk := range append(blocks, 1) {
+		lbl := fmt.Sprintf("%s_b%d", name, blk)
+		fmt.Fprintf(b, "\n%s:\n\tCMPQ R9, $0x%02x\n\tJL %s_end\n", lbl, blk, lbl)
+		nb := (blk + 3) / 4
+		b.WriteString("\tMOVQ DI, R13\n")
+		for i := 1; i < nb; i++ {
+			fmt.Fprintf(b, "\tLEAQ (%s)(SI*4), %s\n", bases[i-1], bases[i])
+		}
+		key := func(j int) string {
+			base := bases[j/4]
+			switch j % 4 {
+			case 1:
+				return fmt.Sprintf("(%s)(SI*1)", base)
+			case 2:
+				return fmt.Sprintf("(%s)(SI*2)", base)
+			case 3:
+				return fmt.Sprintf("(%s)(R8*1)", base)
+			}
+			return fmt.Sprintf("(%s)", base)
+		}
+		for a := 0; a < blk*nv; a++ {
+			fmt.Fprintf(b, "\tVPXORD %s%d, %s%d, %s%d\n", reg, a, reg, a, reg, a)
+		}
+		fmt.Fprintf(b, "\tMOVQ qT+0(FP), R11\n\tMOVQ hd+32(FP), R12\n\tSHRQ $0x01, R12\n\tJZ %s_store\n", lbl)
+		fmt.Fprintf(b, "\n%s_pair:\n", lbl)
+		for v := range nv {
+			fmt.Fprintf(b, "\tVMOVUPS %d(R11), %s%d\n", v*vb, reg, 16+v)
+		}
+		for j := range blk {
+			t := 18 + j%4
+			fmt.Fprintf(b, "\tVPBROADCASTD %s, %s%d\n", key(j), reg, t)
+			for v := range nv {
+				b.WriteString(evexL(0x52, 2, j*nv+v, 16+v, t, bits, "VDPBF16PS"))
+			}
+		}
+		fmt.Fprintf(b, "\tADDQ $0x%02x, R11\n", row)
+		for i := range nb {
+			fmt.Fprintf(b, "\tADDQ $0x04, %s\n", bases[i])
+		}
+		fmt.Fprintf(b, "\tDECQ R12\n\tJNZ %s_pair\n", lbl)
+		fmt.Fprintf(b, "\n%s_store:\n", lbl)
+		for j := range blk {
+			for v := range nv {
+				a := j*nv + v
+				fmt.Fprintf(b, "\tVMULPS %s31, %s%d, %s%d\n\tVMOVUPS %s%d, %d(R10)\n", reg, reg, a, reg, a, reg, a, j*row+v*vb)
+			}
+		}
+		fmt.Fprintf(b, "\tADDQ $0x%02x, R10\n", blk*row)
+		if blk == 1 {
+			b.WriteString("\tADDQ SI, DI\n")
+		} else {
+			fmt.Fprintf(b, "\tMOVQ SI, CX\n\tSHLQ $0x%02x, CX\n\tADDQ CX, DI\n", bitsOf(blk))
+		}
+		fmt.Fprintf(b, "\tSUBQ $0x%02x, R9\n\tJMP %s\n\n%s_end:\n", blk, lbl, lbl)
+	}
+	b.WriteString("\tVZEROUPPER\n\tRET\n\n")
+}
+
+// scoresDotVariants are the (lanes, vectors) tiles the AVX-512 windowed
+// attention uses (windowTiles): 16×2, 16×1 and 8×1.
+var scoresDotVariants = [][2]int{{16, 1}, {16, 2}, {8, 1}}
+
 // cvtKernel writes cvtBF16AVX512(dst *uint16, src *float32, n int): src[0:n]
 // rounded to bfloat16 (nearest even, denormals as zero, NaN quieted), n a
 // multiple of 32.
@@ -498,6 +617,11 @@ func genDot(asmPath, declPath string) {
 	}
 	quantKernels(&s)
 	quantKernelsAVX2(&s)
+	for _, v := range scoresDotVariants {
+		scoresDotKernel(&s, v[0], v[1])
+		fmt.Fprintf(&d, "// %s computes windowed-attention scores of %d query vectors of %d lanes with bfloat16 dot products.\n//\n//go:noescape\n", scoresDotName(v[0], v[1]), v[1], v[0])
+		fmt.Fprintf(&d, "func %s(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)\n\n", scoresDotName(v[0], v[1]))
+	}
 	d.WriteString("// absMaxBitsAVX2 is absMaxBitsAVX512 for n a multiple of 8.\n//\n//go:noescape\nfunc absMaxBitsAVX2(src *float32, n int) uint32\n\n")
 	d.WriteString("// quantI8AVX2 is quantI8AVX512 for n a multiple of 32.\n//\n//go:noescape\nfunc quantI8AVX2(dst *int8, src *float32, n int, inv float32)\n\n")
 	for _, t := range gemmTiles(avx2) {
