@@ -94,12 +94,10 @@ type transformer struct {
 	inProj       *tensor.Mat // [d, inDim]
 	outProj      *tensor.Mat // [outDim, d]
 	layers       []layer
-	// kv16: keys and values are held as bfloat16 (RoundBF16) — the
-	// decoder's with BF16Dot. Streaming rings store them so (half the
-	// memory); a whole pass rounds them the same way, so both agree.
-	kv16 bool
-	// dot: attention reads bfloat16 keys and values and computes its scores
-	// as bfloat16 dot products (tensor.KV.Dot) — both sides' with BF16Dot.
+	// dot (BF16Dot): keys and values are held as bfloat16 (RoundBF16) and
+	// attention computes its scores as bfloat16 dot products
+	// (tensor.KV.Dot). Streaming rings (the decoder's) store them so, half
+	// the memory; a whole pass rounds them the same way, so both agree.
 	dot bool
 }
 
@@ -222,7 +220,6 @@ func loadStages(st *weights.Store, side string, mods []Module, opts Options) ([]
 		if err != nil {
 			return nil, err
 		}
-		t.kv16 = opts.BF16Dot && side == "decoder"
 		t.dot = opts.BF16Dot
 		out[i].tr = t
 	}

@@ -96,13 +96,14 @@ func (q *quantizer) encode(codes [][]int, x []float32, n int) {
 	ze := make([]float32, n*q.cd)
 	row := make([]float32, n*q.cd)
 	zq := make([]float32, n*q.rvq)
+	unit := make([]float64, n*q.cd) // each frame's normalised vector
 	for j := range q.stages {
 		s := &q.stages[j]
 		s.inProj.apply(ze, residual, n)
 		// Frames are independent within a stage: searched in parallel.
 		tensor.For(n, max(1, 8192/(q.size*q.cd)), func(lo, hi int) {
-			e := make([]float64, q.cd)
 			for t := lo; t < hi; t++ {
+				e := unit[t*q.cd : (t+1)*q.cd]
 				z := ze[t*q.cd : (t+1)*q.cd]
 				inv := 1 / math.Max(norm64(z), 1e-12)
 				var ee float64

@@ -62,7 +62,7 @@ type ringState struct {
 	group     int         // rows attended together (one frame's rows)
 	heads, hd int         // keys and values are stored head-major
 	k, v      [][]float32 // per layer [heads][ring][hd]
-	k16, v16  [][]uint16  // the same as bfloat16 (transformer.kv16) instead
+	k16, v16  [][]uint16  // the same as bfloat16 (transformer.dot) instead
 }
 
 // store writes the key and value of position p (rows of heads·hd) into
@@ -98,7 +98,7 @@ func (m *Model) NewDecoder() *Decoder {
 			continue
 		}
 		n := 2 * len(s.tr.layers) * (s.tr.context - 1 + rows) * s.tr.d
-		if s.tr.kv16 {
+		if s.tr.dot {
 			size16 += n
 		} else {
 			size += n
@@ -115,7 +115,7 @@ func (m *Model) NewDecoder() *Decoder {
 		rs := ringState{ring: t.context - 1 + rows, group: rows, heads: t.heads, hd: t.hd}
 		n := rs.ring * t.d
 		for range t.layers {
-			if t.kv16 {
+			if t.dot {
 				rs.k16 = append(rs.k16, mem16[:n:n])
 				rs.v16 = append(rs.v16, mem16[n:2*n:2*n])
 				mem16 = mem16[2*n:]

@@ -188,13 +188,6 @@ func TestAttendKV(t *testing.T) {
 func TestAttendKVBF16(t *testing.T) {
 	useThreads(t, Threads())
 	r := rand.New(rand.NewPCG(37, 38))
-	round := func(x []float32) []uint16 {
-		out := make([]uint16, len(x))
-		for i, v := range x {
-			out[i] = F32ToBF16(v)
-		}
-		return out
-	}
 	shapes := attendShapes
 	for hd := 8; hd <= 128; hd += 8 { // every weighted-sum kernel width
 		shapes = append(shapes, struct{ heads, hd, extra, nkeys int }{2, hd, 0, 37})
@@ -209,11 +202,9 @@ func TestAttendKVBF16(t *testing.T) {
 		mk := func(n int) (KV, KV) {
 			capacity := n + 2
 			k, v := randVec(r, tc.heads*capacity*tc.hd), randVec(r, tc.heads*capacity*tc.hd)
-			for i := range k {
-				k[i], v[i] = BF16ToF32(F32ToBF16(k[i])), BF16ToF32(F32ToBF16(v[i]))
-			}
+			bf16Exact(k, v)
 			f := KV{K: k, V: v, Stride: tc.hd, HeadStride: capacity * tc.hd}
-			b := KV{K16: round(k), V16: round(v), Stride: tc.hd, HeadStride: capacity * tc.hd}
+			b := KV{K16: toBF16(k), V16: toBF16(v), Stride: tc.hd, HeadStride: capacity * tc.hd}
 			return f, b
 		}
 		af, ab := mk(na)

@@ -30,10 +30,7 @@ func BenchmarkLinear(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 1))
 	for _, s := range benchLinearShapes {
 		wf := randVec(r, s.n*s.k)
-		wb := make([]uint16, len(wf))
-		for i, v := range wf {
-			wb[i] = F32ToBF16(v)
-		}
+		wb := toBF16(wf)
 		bias := randVec(r, s.n)
 		for _, dt := range []string{"bf16", "f32", "bf16dot", "int8"} {
 			var w *Mat

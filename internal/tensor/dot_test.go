@@ -50,11 +50,7 @@ func refDot(x []float32, w []uint16, bias []float32, m, n, k int) []float32 {
 // dotImpls lists the kernel sets to run the dot layout with: the portable
 // code always, the VDPBF16PS kernels where the CPU has them.
 func dotImpls() []impl {
-	out := []impl{implGeneric}
-	if HasBF16Dot() {
-		out = append(out, implAVX512)
-	}
-	return out
+	return implsFor(func(i impl) bool { return i == implAVX512 && hasBF16Dot })
 }
 
 // TestLinearDot checks the dot-product Linear, portable and SIMD, on one and
@@ -68,10 +64,7 @@ func TestLinearDot(t *testing.T) {
 		x := randVec(r, tc.m*tc.k)
 		bias := randVec(r, tc.n)
 		tm := testMats(r, tc.n, tc.k)[1]
-		wb := make([]uint16, len(tm.vals))
-		for i, v := range tm.vals {
-			wb[i] = F32ToBF16(v)
-		}
+		wb := toBF16(tm.vals)
 		for _, b := range [][]float32{nil, bias} {
 			want := refDot(x, wb, b, tc.m, tc.n, tc.k)
 			exact := refLinear(x, tm.vals, b, tc.m, tc.n, tc.k)

@@ -93,6 +93,37 @@ type testMat struct {
 	mk   func() *Mat
 }
 
+// toBF16 rounds x to bfloat16 bit patterns (F32ToBF16).
+func toBF16(x []float32) []uint16 {
+	out := make([]uint16, len(x))
+	for i, v := range x {
+		out[i] = F32ToBF16(v)
+	}
+	return out
+}
+
+// bf16Exact rounds every value of the slices to the nearest bfloat16 in
+// place, so that they are stored exactly in either format.
+func bf16Exact(xs ...[]float32) {
+	for _, x := range xs {
+		for i, v := range x {
+			x[i] = BF16ToF32(F32ToBF16(v))
+		}
+	}
+}
+
+// implsFor lists the portable code and the SIMD kernel sets the CPU runs
+// for which has(set) is true.
+func implsFor(has func(impl) bool) []impl {
+	out := []impl{implGeneric}
+	for _, i := range []impl{implAVX2, implAVX512} {
+		if implAvailable(i) && has(i) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 func testMats(r *rand.Rand, n, k int) []testMat {
 	wf := randVec(r, n*k)
 	wb := make([]uint16, len(wf))

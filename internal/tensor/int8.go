@@ -32,7 +32,7 @@ import (
 // use: AVX-512 with AVX512_VNNI, or AVX2 with AVX-VNNI (Intel client cores
 // since Alder Lake). Without them a PackInt8 matrix is multiplied by
 // portable code that computes the same values much more slowly.
-func HasInt8Dot() bool { return hasInt8Dot && i8SetFor(active) != nil }
+func HasInt8Dot() bool { return i8SetFor(active) != nil }
 
 // quantMin is the smallest row magnitude that is quantized (127/quantMin
 // stays finite); smaller rows quantize to zero.

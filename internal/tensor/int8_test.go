@@ -58,13 +58,7 @@ func refInt8(x, w, bias []float32, m, n, k int) []float32 {
 // i8Impls lists the kernel sets to run the int8 layout with: the portable
 // code always, each set of VPDPBUSD kernels the CPU runs.
 func i8Impls() []impl {
-	out := []impl{implGeneric}
-	for _, i := range []impl{implAVX2, implAVX512} {
-		if implAvailable(i) && i8SetFor(i) != nil {
-			out = append(out, i)
-		}
-	}
-	return out
+	return implsFor(func(i impl) bool { return i8SetFor(i) != nil })
 }
 
 // TestLinearInt8 checks the int8 Linear, portable and SIMD, on one and two

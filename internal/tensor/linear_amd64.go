@@ -85,8 +85,7 @@ var (
 
 	// i8Sets holds the int8 tiles per kernel set, where the CPU runs them:
 	// AVX512_VNNI, or the VEX-encoded AVX-VNNI beside AVX2.
-	i8Sets     = map[impl]*gemmSet[int8]{}
-	hasInt8Dot bool
+	i8Sets = map[impl]*gemmSet[int8]{}
 )
 
 func init() {
@@ -96,7 +95,6 @@ func init() {
 	if implAvailable(implAVX2) && cpu.X86.HasAVXVNNI {
 		i8Sets[implAVX2] = newGemmSet(vnniTiles)
 	}
-	hasInt8Dot = len(i8Sets) > 0
 }
 
 // i8SetFor returns the int8 tiles to use with kernel set i: its own, or the
@@ -168,7 +166,7 @@ func cvtBF16SIMD(dst []uint16, src []float32) int {
 // linearDotSIMD runs a dot-packed Linear on the VDPBF16PS kernels if the CPU
 // has them and the AVX-512 kernels are active.
 func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32) bool {
-	if !hasBF16Dot || active != implAVX512 {
+	if !HasBF16Dot() {
 		return false
 	}
 	j := dotJob(dotSet, y, xb, m, w, bias)

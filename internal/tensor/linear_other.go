@@ -18,8 +18,6 @@ func widenSIMD(dst []float32, src []uint16) int { return 0 }
 
 func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32) bool { return false }
 
-const hasInt8Dot = false
-
 func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32) bool { return false }
 
 func dotSIMD(a, b []float32) (float32, bool)                                    { return 0, false }
@@ -44,5 +42,5 @@ func absMaxSIMD(v []float32) (uint32, int) { return 0, 0 }
 
 func quantSIMD(q []int8, v []float32, inv float32) int { return 0 }
 
-// i8SetFor reports no int8 kernels (tests compare it with nil).
+// i8SetFor reports no int8 kernels.
 func i8SetFor(i impl) any { return nil }

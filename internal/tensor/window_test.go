@@ -422,24 +422,15 @@ func TestExp32(t *testing.T) {
 func TestAttendWindowsBF16(t *testing.T) {
 	useThreads(t, Threads())
 	r := rand.New(rand.NewPCG(45, 46))
-	round := func(x []float32) []uint16 {
-		out := make([]uint16, len(x))
-		for i, v := range x {
-			out[i] = F32ToBF16(v)
-		}
-		return out
-	}
 	for _, c := range windowCases(r) {
 		d := c.d()
 		q, k, v := randVec(r, len(c.lo)*d), randVec(r, c.nkeys*d), randVec(r, c.nkeys*d)
-		for i := range k {
-			k[i], v[i] = BF16ToF32(F32ToBF16(k[i])), BF16ToF32(F32ToBF16(v[i]))
-		}
+		bf16Exact(k, v)
 		scale := float32(1 / math.Sqrt(float64(c.hd)))
 		kv := c.layout(k, v) // padding is NaN in both layouts
 		kv16 := kv
 		kv16.K, kv16.V = nil, nil
-		kv16.K16, kv16.V16 = round(kv.K), round(kv.V)
+		kv16.K16, kv16.V16 = toBF16(kv.K), toBF16(kv.V)
 		for _, im := range impls() {
 			useImpl(t, im)
 			for _, threads := range []int{1, 2} {
@@ -505,14 +496,9 @@ func TestAttendWindowsEveryKernel(t *testing.T) {
 			}
 			d := c.d()
 			q, k, v := randVec(r, nq*d), randVec(r, nkeys*d), randVec(r, nkeys*d)
-			for i := range k {
-				k[i], v[i] = BF16ToF32(F32ToBF16(k[i])), BF16ToF32(F32ToBF16(v[i]))
-			}
+			bf16Exact(k, v)
 			kv := c.layout(k, v)
-			kv16 := KV{K16: make([]uint16, len(kv.K)), V16: make([]uint16, len(kv.V)), Stride: kv.Stride, HeadStride: kv.HeadStride}
-			for i := range kv.K {
-				kv16.K16[i], kv16.V16[i] = F32ToBF16(kv.K[i]), F32ToBF16(kv.V[i])
-			}
+			kv16 := KV{K16: toBF16(kv.K), V16: toBF16(kv.V), Stride: kv.Stride, HeadStride: kv.HeadStride}
 			useImpl(t, implGeneric)
 			want := runWindows(&c, q, kv, 0.3, nil)
 			for _, im := range impls()[1:] {
@@ -553,15 +539,10 @@ func TestAttendWindowsDot(t *testing.T) {
 				c.lo, c.hi = randWindows(r, nq, nkeys, nq%2 == 1 && nq <= nkeys)
 				d := c.d()
 				q, k, v := randVec(r, nq*d), randVec(r, nkeys*d), randVec(r, nkeys*d)
-				for i := range k {
-					k[i], v[i] = BF16ToF32(F32ToBF16(k[i])), BF16ToF32(F32ToBF16(v[i]))
-				}
+				bf16Exact(k, v)
 				kv := c.layout(k, v)
-				dot := KV{K16: make([]uint16, len(kv.K)), V16: make([]uint16, len(kv.V)), Stride: kv.Stride,
+				dot := KV{K16: toBF16(kv.K), V16: toBF16(kv.V), Stride: kv.Stride,
 					HeadStride: kv.HeadStride, Ring: kv.Ring, First: kv.First, Dot: true}
-				for i := range kv.K {
-					dot.K16[i], dot.V16[i] = F32ToBF16(kv.K[i]), F32ToBF16(kv.V[i])
-				}
 				scale := float32(1 / math.Sqrt(float64(hd)))
 				useImpl(t, implGeneric)
 				want := runWindows(&c, q, dot, scale, nil)

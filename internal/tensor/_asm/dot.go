@@ -448,17 +448,7 @@ absmax_loop:
 	JNZ absmax_loop
 	VEXTRACTI64X4 $0x01, Z0, Y2
 	VPMAXUD Y2, Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X2
-	VPMAXUD X2, X0, X0
-	VPSHUFD $0x4e, X0, X2
-	VPMAXUD X2, X0, X0
-	VPSHUFD $0xb1, X0, X2
-	VPMAXUD X2, X0, X0
-	VMOVD X0, AX
-	MOVL AX, ret+16(FP)
-	VZEROUPPER
-	RET
-
+` + absMaxTail + `
 // func quantI8AVX512(dst *int8, src *float32, n int, inv float32)
 // Requires: AVX512F, AVX512VL
 TEXT ·quantI8AVX512(SB), NOSPLIT, $0-28
@@ -486,6 +476,20 @@ quant_loop:
 `)
 }
 
+// absMaxTail reduces the eight lanes of Y0 to their largest and returns it
+// (the end of both absMaxBits kernels).
+const absMaxTail = `	VEXTRACTI128 $0x01, Y0, X2
+	VPMAXUD X2, X0, X0
+	VPSHUFD $0x4e, X0, X2
+	VPMAXUD X2, X0, X0
+	VPSHUFD $0xb1, X0, X2
+	VPMAXUD X2, X0, X0
+	VMOVD X0, AX
+	MOVL AX, ret+16(FP)
+	VZEROUPPER
+	RET
+`
+
 // quantKernelsAVX2 writes the AVX2 forms of the quantization kernels:
 // absMaxBitsAVX2(src *float32, n int) uint32 for n a multiple of 8, and
 // quantI8AVX2(dst *int8, src *float32, n int, inv float32) for n a multiple
@@ -508,17 +512,7 @@ absmax2_loop:
 	ADDQ $0x20, SI
 	DECQ CX
 	JNZ absmax2_loop
-	VEXTRACTI128 $0x01, Y0, X2
-	VPMAXUD X2, X0, X0
-	VPSHUFD $0x4e, X0, X2
-	VPMAXUD X2, X0, X0
-	VPSHUFD $0xb1, X0, X2
-	VPMAXUD X2, X0, X0
-	VMOVD X0, AX
-	MOVL AX, ret+16(FP)
-	VZEROUPPER
-	RET
-
+` + absMaxTail + `
 // The dword order that undoes VPACKSSDW/VPACKSSWB's lane interleaving.
 DATA i8perm<>+0(SB)/4, $0
 DATA i8perm<>+4(SB)/4, $4
