@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/nanovox/nanovox/internal/codec"
@@ -231,44 +232,82 @@ func TestDecoderBytes(t *testing.T) {
 	}
 }
 
-// TestBF16Dot decodes with the bfloat16 dot products and bfloat16 rings:
-// streaming still equals whole decoding exactly (the products stay
-// row-independent, and a whole pass rounds keys and values as the rings
-// store them), and the audio is close to the float32 decode but not equal to
-// it (the mode is in use).
-func TestBF16Dot(t *testing.T) {
-	m, err := codec.Load(filepath.Join(fixtureDir("tiny-a"), "codec"), codec.Options{BF16Dot: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	frames := longFrames(t, "tiny-a")[:24]
-	whole, err := m.Decode(frames)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, steps := range [][]int{{1}, {3}, {5, 2}} {
-		got := streamDecode(t, m.NewDecoder(), frames, steps)
-		if d, at := maxAbsDiff(t, got, whole); d != 0 {
-			t.Errorf("steps %v: streaming differs from whole by %g at %d", steps, d, at)
-		}
-	}
-	// The rings hold bfloat16: half the memory of a float32 decoder's.
-	if b16, b32 := m.NewDecoder().Bytes(), fixtureModel(t, "tiny-a").NewDecoder().Bytes(); b32 == 0 || 2*b16 != b32 {
-		t.Errorf("decoder holds %d bytes, float32 one %d: want half", b16, b32)
-	}
-	exact, err := fixtureModel(t, "tiny-a").Decode(frames)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var diff, norm float64
-	for i := range exact {
-		d := float64(whole[i]) - float64(exact[i])
-		diff += d * d
-		norm += float64(exact[i]) * float64(exact[i])
-	}
-	rel := math.Sqrt(diff / norm)
-	t.Logf("relative RMS difference to the float32 decode: %.2e", rel)
-	if !(rel > 0 && rel < 0.03) {
-		t.Fatalf("relative RMS difference to the float32 decode %g, want in (0, 0.03)", rel)
+// TestFastModes decodes with the bfloat16 dot products and bfloat16 rings
+// (BF16Dot) and with int8 products on top (Int8): streaming still equals
+// whole decoding exactly (the products stay row-independent, and a whole
+// pass rounds keys and values as the rings store them), the rings hold half
+// a float32 decoder's memory, and the audio is close to the float32 decode
+// but not equal to it (the mode is in use). Int8 leaves the encoder as it
+// is without it.
+func TestFastModes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		opts   codec.Options
+		maxRel float64
+	}{
+		{"bf16", codec.Options{BF16Dot: true}, 0.03},
+		{"int8", codec.Options{BF16Dot: true, Int8: true}, 0.1},
+		{"int8-f32attn", codec.Options{Int8: true}, 0.1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := codec.Load(filepath.Join(fixtureDir("tiny-a"), "codec"), tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			frames := longFrames(t, "tiny-a")[:24]
+			whole, err := m.Decode(frames)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, steps := range [][]int{{1}, {3}, {5, 2}} {
+				got := streamDecode(t, m.NewDecoder(), frames, steps)
+				if d, at := maxAbsDiff(t, got, whole); d != 0 {
+					t.Errorf("steps %v: streaming differs from whole by %g at %d", steps, d, at)
+				}
+			}
+			ref := fixtureModel(t, "tiny-a")
+			b, b32 := m.NewDecoder().Bytes(), ref.NewDecoder().Bytes()
+			if half := tc.opts.BF16Dot; b32 == 0 || half && 2*b != b32 || !half && b != b32 {
+				t.Errorf("decoder holds %d bytes, float32 one %d (bfloat16 rings %v)", b, b32, half)
+			}
+			exact, err := ref.Decode(frames)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var diff, norm float64
+			for i := range exact {
+				d := float64(whole[i]) - float64(exact[i])
+				diff += d * d
+				norm += float64(exact[i]) * float64(exact[i])
+			}
+			rel := math.Sqrt(diff / norm)
+			t.Logf("relative RMS difference to the float32 decode: %.2e", rel)
+			if !(rel > 0 && rel < tc.maxRel) {
+				t.Fatalf("relative RMS difference to the float32 decode %g, want in (0, %g)", rel, tc.maxRel)
+			}
+			if !tc.opts.Int8 {
+				return
+			}
+			// Int8 leaves the encoder alone: its codes are the ones of the
+			// same options without it.
+			o := tc.opts
+			o.Int8 = false
+			encRef, err := codec.Load(filepath.Join(fixtureDir("tiny-a"), "codec"), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wav := testWave(m, 12*m.SamplesPerFrame(), 3)
+			got, err := m.Encode(wav)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := encRef.Encode(wav)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got, want, slices.Equal) {
+				t.Errorf("Int8 changed the encoder's codes")
+			}
+		})
 	}
 }

@@ -54,9 +54,11 @@ type Options struct {
 	// BF16Dot multiplies the transformers' matrices with bfloat16 dot
 	// products (see nano.Options.BF16Dot): faster, not reference-exact.
 	BF16Dot bool
-	// Int8 multiplies the language model's matrices with int8 products
-	// (see nano.Options.Int8) and the codec's like BF16Dot where the CPU
-	// has AVX512_BF16 (in float32 elsewhere): fastest, least exact.
+	// Int8 multiplies the language model's and the codec decoder's
+	// matrices with int8 products (see nano.Options.Int8 and
+	// codec.Options.Int8); the rest of the codec computes as with BF16Dot
+	// where the CPU has AVX512_BF16 (in float32 elsewhere): fastest, least
+	// exact.
 	Int8 bool
 	// Name is reported in Info (defaults to the LM directory).
 	Name string
@@ -68,7 +70,7 @@ func Load(lmDir, codecDir string, opts Options) (*Family, error) {
 	if err != nil {
 		return nil, err
 	}
-	cd, err := codec.Load(codecDir, codec.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot || opts.Int8 && tensor.HasBF16Dot()})
+	cd, err := codec.Load(codecDir, codec.Options{KeepBF16: opts.KeepBF16, BF16Dot: opts.BF16Dot || opts.Int8 && tensor.HasBF16Dot(), Int8: opts.Int8})
 	if err != nil {
 		return nil, fmt.Errorf("load codec %s: %w", codecDir, err)
 	}
