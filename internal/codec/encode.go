@@ -41,8 +41,14 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 	width := c.streamWidth()
 	rows := padded * c.Channels / width
 	length := T * c.Channels / width
-	x := make([]float32, padded*c.Channels)
-	copy(x, pcm)
+	b, _ := m.encBufs.Get().(*passBufs)
+	if b == nil {
+		b = new(passBufs)
+	}
+	defer m.encBufs.Put(b)
+	b.x = resize(b.x, padded*c.Channels)
+	x := b.x
+	clear(x[copy(x, pcm):])
 
 	var ws workSize
 	{
@@ -55,21 +61,24 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 			ws.add(s.tr, r, ffBlockRows)
 		}
 	}
-	w := ws.alloc()
+	ws.fit(&b.w)
 	whole := []span{{row: 0, n: 0, pos: 0}}
 
+	// x is b.x; each stage writes b.y, then the two swap.
 	for _, s := range m.enc {
 		if s.patch > 0 {
-			y := make([]float32, len(x))
-			patchDown(y, x, rows, width, s.patch)
-			x, rows, width, length = y, rows/s.patch, width*s.patch, length/s.patch
+			b.y = resize(b.y, len(x))
+			patchDown(b.y, x, rows, width, s.patch)
+			b.x, b.y = b.y, b.x
+			x, rows, width, length = b.x, rows/s.patch, width*s.patch, length/s.patch
 			continue
 		}
 		t := s.tr
-		y := make([]float32, rows*t.outDim)
+		b.y = resize(b.y, rows*t.outDim)
 		whole[0].n = rows
-		t.forward(y, x, rows, whole, &w, nil, length)
-		x, width = y, t.outDim
+		t.forward(b.y, x, rows, whole, &b.w, nil, length)
+		b.x, b.y = b.y, b.x
+		x, width = b.x, t.outDim
 	}
 	if length != frames {
 		// Guaranteed by the config's patch product check.

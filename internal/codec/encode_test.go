@@ -116,3 +116,39 @@ func TestConcurrentUse(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestEncodeReusesBuffers: Encode reuses its buffers between calls, so a
+// short clip encoded after a long one (stale data in every buffer, a
+// zero-padded partial frame) must give the codes it gave before.
+func TestEncodeReusesBuffers(t *testing.T) {
+	for _, name := range fixtures {
+		m := fixtureModel(t, name)
+		spf, ch := m.SamplesPerFrame(), m.Channels()
+		short := testWave(m, 2*spf+spf/3, 11)
+		long := testWave(m, 9*spf, 12)
+		want, err := m.Encode(short)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantLong, err := m.Encode(long)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			got, err := m.Encode(short)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got, want, slices.Equal) {
+				t.Fatalf("%s: short clip after a long one: codes differ", name)
+			}
+			gotLong, err := m.Encode(long[:9*spf*ch])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(gotLong, wantLong, slices.Equal) {
+				t.Fatalf("%s: long clip after a short one: codes differ", name)
+			}
+		}
+	}
+}

@@ -42,6 +42,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync"
 
 	"github.com/nanovox/nanovox/internal/tensor"
 	"github.com/nanovox/nanovox/internal/weights"
@@ -83,6 +84,10 @@ type Model struct {
 	enc []stage
 	dec []stage
 	q   quantizer
+	// encBufs pools Encode's buffers (*passBufs): a 5 s clip needs about
+	// 20 MB, and fresh memory on every inline request costs page faults
+	// and zeroing.
+	encBufs sync.Pool
 }
 
 // stage is one module of the encoder or decoder: a patch (patch > 0) or a

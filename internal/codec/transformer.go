@@ -36,18 +36,40 @@ func (s *workSize) add(t *transformer, rows, ffRows int) {
 }
 
 func (s *workSize) alloc() work {
-	return work{
-		h:      make([]float32, s.rowsD),
-		u:      make([]float32, s.rowsD),
-		att:    make([]float32, s.rowsD),
-		qkv:    make([]float32, 3*s.rowsD),
-		ff:     make([]float32, s.rowsFF),
-		ffRows: max(s.ffRows, 1),
-		cos:    make([]float32, s.rowsHalf),
-		sin:    make([]float32, s.rowsHalf),
-		lo:     make([]int, s.rows),
-		hi:     make([]int, s.rows),
+	var w work
+	s.fit(&w)
+	return w
+}
+
+// fit sizes w's buffers for s, keeping those already big enough (their
+// contents are stale: every pass writes before it reads).
+func (s *workSize) fit(w *work) {
+	w.h = resize(w.h, s.rowsD)
+	w.u = resize(w.u, s.rowsD)
+	w.att = resize(w.att, s.rowsD)
+	w.qkv = resize(w.qkv, 3*s.rowsD)
+	w.ff = resize(w.ff, s.rowsFF)
+	w.ffRows = max(s.ffRows, 1)
+	w.cos = resize(w.cos, s.rowsHalf)
+	w.sin = resize(w.sin, s.rowsHalf)
+	w.lo = resize(w.lo, s.rows)
+	w.hi = resize(w.hi, s.rows)
+}
+
+// resize returns b with length n, reallocated only if its capacity is
+// smaller; the contents are not preserved or cleared.
+func resize[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
 	}
+	return b[:n]
+}
+
+// passBufs are the buffers of a whole-sequence pass: the transformers'
+// scratch and two stage buffers used in turn as input and output.
+type passBufs struct {
+	w    work
+	x, y []float32
 }
 
 // span is a run of rows of one stream in a pass: rows [row, row+n) are at
