@@ -58,11 +58,19 @@ type Decoder struct {
 // ringState is the streaming state of one decoder transformer.
 type ringState struct {
 	pos       int         // absolute position of the next row
-	ring      int         // rows per ring: context − 1 + group; position p is in row p % ring
+	ring      int         // rows per ring: context − 1 + group rounded up to even (ringRows); position p is in row p % ring
 	group     int         // rows attended together (one frame's rows)
 	heads, hd int         // keys and values are stored head-major
 	k, v      [][]float32 // per layer [heads][ring][hd]
-	k16, v16  [][]uint16  // the same as bfloat16 (transformer.dot) instead
+	k16, v16  [][]uint16  // the same as bfloat16 (transformer.dot) instead, the values in row pairs (tensor.KV.DotPV)
+}
+
+// ringRows returns the rows of a ring for a transformer stepped group rows
+// at a time: every key a group sees fits, and the count is even, so that
+// value pairs (tensor.KV.DotPV) never straddle the wrap.
+func ringRows(t *transformer, group int) int {
+	n := t.context - 1 + group
+	return n + n%2
 }
 
 // store writes the key and value of position p (rows of heads·hd) into
@@ -74,7 +82,7 @@ func (rs *ringState) store(l, p int, k, v []float32) {
 		for h := range rs.heads {
 			o := (h*rs.ring + slot) * rs.hd
 			tensor.RoundBF16(kr[o:o+rs.hd], k[h*rs.hd:(h+1)*rs.hd])
-			tensor.RoundBF16(vr[o:o+rs.hd], v[h*rs.hd:(h+1)*rs.hd])
+			storePair(vr[h*rs.ring*rs.hd:], slot, v[h*rs.hd:(h+1)*rs.hd])
 		}
 		return
 	}
@@ -97,7 +105,7 @@ func (m *Model) NewDecoder() *Decoder {
 			rows *= s.patch
 			continue
 		}
-		n := 2 * len(s.tr.layers) * (s.tr.context - 1 + rows) * s.tr.d
+		n := 2 * len(s.tr.layers) * ringRows(s.tr, rows) * s.tr.d
 		if s.tr.dot {
 			size16 += n
 		} else {
@@ -112,7 +120,7 @@ func (m *Model) NewDecoder() *Decoder {
 			continue
 		}
 		t := s.tr
-		rs := ringState{ring: t.context - 1 + rows, group: rows, heads: t.heads, hd: t.hd}
+		rs := ringState{ring: ringRows(t, rows), group: rows, heads: t.heads, hd: t.hd}
 		n := rs.ring * t.d
 		for range t.layers {
 			if t.dot {

@@ -196,7 +196,8 @@ func TestDecodeRejectsBadCodes(t *testing.T) {
 }
 
 // TestDecoderBytes checks the decoder's memory: exactly Σ layers ×
-// (context − 1 + rows per frame) × d_model × 2 × 4 bytes of rings whatever
+// (context − 1 + rows per frame, rounded up to even) × d_model × 2 × 4
+// bytes of rings whatever
 // the stream length (a decoder stepped only through a Batch has no scratch
 // of its own), plus Step's scratch.
 func TestDecoderBytes(t *testing.T) {
@@ -209,7 +210,8 @@ func TestDecoderBytes(t *testing.T) {
 				rows *= mod.PatchSize
 				continue
 			}
-			full += int64(mod.Layers*(mod.Context-1+rows)*mod.DModel) * 2 * 4
+			ring := mod.Context - 1 + rows
+			full += int64(mod.Layers*(ring+ring%2)*mod.DModel) * 2 * 4
 		}
 		d := m.NewDecoder()
 		b := m.NewBatch()

@@ -16,7 +16,7 @@ type work struct {
 	cos, sin  []float32 // [rows, hd/2]: RoPE angles of the pass's rows
 	lo, hi    []int     // [rows]: attention windows
 	attn      tensor.AttnScratch
-	k16, v16  []uint16 // [rows, d]: a whole pass's keys and values as bfloat16 (transformer.dot)
+	k16, v16  []uint16 // [heads][rows rounded up to even][hd]: a whole pass's keys and values as bfloat16, the values in row pairs (transformer.dot)
 }
 
 // workSize accumulates the buffer needs of several transformer passes.
@@ -140,6 +140,21 @@ func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, ring
 	tensor.Linear(y, h, n, t.outProj, nil) // [n, d] → [n, outDim]
 }
 
+// storePair writes row r of values, rounded to bfloat16, into the row
+// pairs of one head (tensor.KV.DotPV): element c at (r−r%2)·hd + 2c + r%2.
+func storePair(dst []uint16, r int, v []float32) {
+	hd := len(v)
+	var buf [64]uint16
+	o := (r &^ 1) * hd
+	for c0 := 0; c0 < hd; c0 += len(buf) {
+		part := v[c0:min(c0+len(buf), hd)]
+		tensor.RoundBF16(buf[:len(part)], part)
+		for c, x := range buf[:len(part)] {
+			dst[o+2*(c0+c)+r%2] = x
+		}
+	}
+}
+
 // rowGrain is how many rows of width floats make one run of tensor.For in
 // the row-wise loops of a whole-sequence pass (about 32 KiB each): small
 // passes (a decode step) stay on the calling goroutine.
@@ -196,18 +211,28 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 	if m > 0 {
 		kv := tensor.KV{K: qkv[d:], V: qkv[2*d:], Stride: 3 * d}
 		if t.dot {
-			// Keys and values rounded as a streaming ring stores them.
-			if cap(w.k16) < m*d {
-				w.k16, w.v16 = make([]uint16, m*d), make([]uint16, m*d)
-			}
-			k16, v16 := w.k16[:m*d], w.v16[:m*d]
-			tensor.For(m, rowGrain(2*d), func(a, b int) {
-				for i := a; i < b; i++ {
-					tensor.RoundBF16(k16[i*d:(i+1)*d], qkv[(3*i+1)*d:(3*i+2)*d])
-					tensor.RoundBF16(v16[i*d:(i+1)*d], qkv[(3*i+2)*d:(3*i+3)*d])
+			// Keys and values rounded and laid out as a streaming ring
+			// stores them: head-major, the values in row pairs (rows
+			// rounded up to even; an odd last row's partner is zero).
+			hd, me := t.hd, m+m%2
+			w.k16, w.v16 = resize(w.k16, me*d), resize(w.v16, me*d)
+			k16, v16 := w.k16, w.v16
+			tensor.For(me/2, rowGrain(4*d), func(a, b int) {
+				for i := 2 * a; i < 2*b; i++ {
+					for h := range t.heads {
+						o := h * me * hd
+						if i == m {
+							for c := range hd {
+								v16[o+(i&^1)*hd+2*c+1] = 0
+							}
+							continue
+						}
+						tensor.RoundBF16(k16[o+i*hd:o+(i+1)*hd], qkv[(3*i+1)*d+h*hd:(3*i+1)*d+(h+1)*hd])
+						storePair(v16[o:], i, qkv[(3*i+2)*d+h*hd:(3*i+2)*d+(h+1)*hd])
+					}
 				}
 			})
-			kv = tensor.KV{K16: k16, V16: v16, Stride: d, Dot: true}
+			kv = tensor.KV{K16: k16, V16: v16, Stride: hd, HeadStride: me * hd, Dot: true, DotPV: true}
 		}
 		tensor.AttendWindows(att, d, qkv, 3*d, kv, lo, hi, t.heads, t.hd, t.scale, &w.attn)
 	}
@@ -220,7 +245,7 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 // a group's keys and values are stored, then the group attends.
 func (t *transformer) attendRing(att, qkv []float32, n, pos0 int, rs *ringState, l int, w *work) {
 	d, ctx := t.d, t.context
-	kv := tensor.KV{Stride: t.hd, HeadStride: rs.ring * t.hd, Ring: rs.ring, Dot: t.dot}
+	kv := tensor.KV{Stride: t.hd, HeadStride: rs.ring * t.hd, Ring: rs.ring, Dot: t.dot, DotPV: t.dot}
 	if rs.k16 != nil {
 		kv.K16, kv.V16 = rs.k16[l], rs.v16[l]
 	} else {

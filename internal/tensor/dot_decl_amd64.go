@@ -215,6 +215,221 @@ func mqScoresDotAVX512x2(qT *float32, k *uint16, stride int, n int, hd int, scal
 //go:noescape
 func mqScoresDotAVX512Y(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
 
+// mqPairsDotAVX512 rounds the probabilities of 1 vectors of 16 lanes into key pairs.
+//
+//go:noescape
+func mqPairsDotAVX512(pT *float32, sT *float32, n int, win *int32, j0 int)
+
+// mqPVDotAVX512_2 accumulates 2 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512_2(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512_2 accumulates 2 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512_2(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512_4 accumulates 4 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512_4(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512_4 accumulates 4 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512_4(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512_6 accumulates 6 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512_6(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512_6 accumulates 6 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512_6(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512_8 accumulates 8 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512_8(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512_8 accumulates 8 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512_8(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512_10 accumulates 10 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512_10(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512_10 accumulates 10 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512_10(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512_12 accumulates 12 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512_12(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512_12 accumulates 12 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512_12(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512_14 accumulates 14 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512_14(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512_14 accumulates 14 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512_14(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512_16 accumulates 16 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512_16(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512_16 accumulates 16 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512_16(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPairsDotAVX512x2 rounds the probabilities of 2 vectors of 16 lanes into key pairs.
+//
+//go:noescape
+func mqPairsDotAVX512x2(pT *float32, sT *float32, n int, win *int32, j0 int)
+
+// mqPVDotAVX512x2_2 accumulates 2 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512x2_2(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512x2_2 accumulates 2 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512x2_2(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512x2_4 accumulates 4 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512x2_4(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512x2_4 accumulates 4 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512x2_4(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512x2_6 accumulates 6 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512x2_6(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512x2_6 accumulates 6 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512x2_6(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512x2_8 accumulates 8 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512x2_8(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512x2_8 accumulates 8 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512x2_8(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPairsDotAVX512Y rounds the probabilities of 1 vectors of 8 lanes into key pairs.
+//
+//go:noescape
+func mqPairsDotAVX512Y(pT *float32, sT *float32, n int, win *int32, j0 int)
+
+// mqPVDotAVX512Y_2 accumulates 2 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512Y_2(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512Y_2 accumulates 2 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512Y_2(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512Y_4 accumulates 4 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512Y_4(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512Y_4 accumulates 4 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512Y_4(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512Y_6 accumulates 6 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512Y_6(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512Y_6 accumulates 6 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512Y_6(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512Y_8 accumulates 8 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512Y_8(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512Y_8 accumulates 8 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512Y_8(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512Y_10 accumulates 10 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512Y_10(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512Y_10 accumulates 10 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512Y_10(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512Y_12 accumulates 12 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512Y_12(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512Y_12 accumulates 12 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512Y_12(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512Y_14 accumulates 14 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512Y_14(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512Y_14 accumulates 14 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512Y_14(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
+// mqPVDotAVX512Y_16 accumulates 16 output dimensions of key pairs with bfloat16 dot products, for every lane.
+//
+//go:noescape
+func mqPVDotAVX512Y_16(oT *float32, pT *float32, v *uint16, stride int, n int)
+
+// mqPVDotMaskAVX512Y_16 accumulates 16 output dimensions of key pairs with bfloat16 dot products, for the lanes that see each pair.
+//
+//go:noescape
+func mqPVDotMaskAVX512Y_16(oT *float32, pT *float32, v *uint16, stride int, n int, win *int32, j0 int)
+
 // absMaxBitsAVX2 is absMaxBitsAVX512 for n a multiple of 8.
 //
 //go:noescape

@@ -25,6 +25,25 @@ import (
 // one chain over pairs of head dimensions, (acc + q₁k₁) + q₀k₀ with every
 // sum rounded to float32 and denormals flushed (VDPBF16PS's definition),
 // from zero, then times scale. The rest of the contract is unchanged.
+//
+// DotPV (with Dot) computes the weighted sums as bfloat16 dot products
+// too, over values stored in row pairs: physical rows 2m and 2m+1 of a head
+// interleaved, element c of row r of head h at
+//
+//	V16[h·HeadStride + (r−r%2)·hd + 2c + r%2]
+//
+// (keys stay as above). It needs the head-major layout (Stride = hd,
+// HeadStride at least rows·hd) and pairs that never straddle: an even Ring,
+// or without a ring values for an even number of rows (the keys' rows
+// rounded up). Each probability p_j is rounded to bfloat16 (as the queries
+// are), and each output value is one chain over the pairs of rows that
+// overlap the row's window, in order, (acc + p₁v₁) + p₀v₀ with every sum
+// rounded to float32 and denormals flushed (VDPBF16PS's definition), from
+// zero; the key of a pair outside the window enters with p = 0, so its
+// value must be finite (the only way a key outside a window can touch a
+// result). Pairs follow physical rows, so a ring whose rows are positions
+// modulo an even Ring pairs keys exactly as a whole sequence from position
+// 0 does.
 type KV struct {
 	K, V       []float32
 	K16, V16   []uint16
@@ -33,6 +52,7 @@ type KV struct {
 	Ring       int // 0: no ring
 	First      int // ring row of logical key 0; 0 <= First < Ring
 	Dot        bool
+	DotPV      bool
 }
 
 // headStride returns the offset between heads of a row.
@@ -192,6 +212,14 @@ func checkWindows(out []float32, ldo int, q []float32, ldq int, kv *KV, lo, hi [
 	if kv.Dot && (!kv.bf16() || headDim%2 != 0) {
 		bad("dot-product scores need bfloat16 keys and an even head size (%d)", headDim)
 	}
+	if kv.DotPV {
+		if kv.Ring == 0 {
+			rows += rows % 2 // the last key's pair
+		}
+		if !kv.Dot || kv.Stride != headDim || kv.HeadStride < rows*headDim || rows%2 != 0 {
+			bad("dot-product weighted sums need Dot, the head-major layout (stride %d, head stride %d for %d rows of %d) and an even number of rows", kv.Stride, kv.HeadStride, rows, headDim)
+		}
+	}
 	if end := (rows-1)*kv.Stride + (heads-1)*hs + headDim; rows > 0 && (nk < end || nv < end) {
 		bad("keys %d / values %d (stride %d, head stride %d) too short for %d rows of %d heads × %d", nk, nv, kv.Stride, hs, rows, heads, headDim)
 	}
@@ -219,10 +247,18 @@ type windowTile struct {
 	lanes, vectors int
 	kmin, kmax     int
 	// SIMD tiles: per vector, lo−1 of its lanes then hi−1, relative to kmin
-	// (lanes without a row see nothing); and the tile's keys as runs.
-	win  [64]int32
-	runs []windowRun
-	rbuf [8]windowRun
+	// (lanes without a row, or with an empty window, hold −2: they see no
+	// key and no pair); the tile's keys as runs; and the keys every row
+	// sees, [full0, full1) relative to kmin (empty if full0 >= full1).
+	win          [64]int32
+	runs         []windowRun
+	rbuf         [8]windowRun
+	full0, full1 int
+	// KV.DotPV: np pairs of keys from pj0 (0, or −1 when kmin's row is
+	// odd), as runs of pairs.
+	pj0, np int
+	pruns   []windowRun
+	prbuf   [8]windowRun
 }
 
 // prepare sets the tile's key range, lane windows and runs.
@@ -237,7 +273,7 @@ func (t *windowTile) prepare(j *windowsJob) {
 	if t.kmax == 0 {
 		t.kmin, t.kmax = 0, 0
 	}
-	t.runs = nil
+	t.runs, t.pruns, t.np = nil, nil, 0
 	if t.lanes == 0 || t.kmin == t.kmax {
 		return
 	}
@@ -245,7 +281,7 @@ func (t *windowTile) prepare(j *windowsJob) {
 	full0, full1 := 0, n // keys every row sees
 	for r := range L * t.vectors {
 		lo, hi := &t.win[(r/L)*2*L+r%L], &t.win[(r/L)*2*L+L+r%L]
-		*lo, *hi = -1, -1
+		*lo, *hi = -2, -2
 		if r >= t.n {
 			continue
 		}
@@ -258,7 +294,13 @@ func (t *windowTile) prepare(j *windowsJob) {
 		*lo, *hi = int32(a-1), int32(b-1)
 		full0, full1 = max(full0, a), min(full1, b)
 	}
+	t.full0, t.full1 = full0, full1
 	t.runs = windowRuns(t.rbuf[:0], &j.kv, t.kmin, n, full0, full1)
+	if j.kv.DotPV {
+		t.pj0 = -(j.kv.row(t.kmin) % 2)
+		t.np = (n - t.pj0 + 1) / 2
+		t.pruns = pairRuns(t.prbuf[:0], &j.kv, t.kmin, t.pj0, t.np, full0, full1)
+	}
 }
 
 func (j *windowsJob) run(c int, sp *[]float32) {
@@ -352,6 +394,13 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 		sum += float64(e)
 	}
 	inv := float32(1 / sum)
+	if kv.DotPV {
+		for n, e := range s {
+			s[n] = e * inv
+		}
+		pvDotRow(o, s, kv, lo, j.hi[i], koff)
+		return
+	}
 	for n, e := range s {
 		p := e * inv
 		r := kv.row(lo+n)*kv.Stride + koff
@@ -397,6 +446,106 @@ func scoresDotGo(qT []float32, k []uint16, stride, n, hd int, scale float32, sT 
 			sT[j*R+r] = acc * scale
 		}
 	}
+}
+
+// pvDotRow accumulates into o (zeroed) the weighted sum of KV.DotPV for
+// the probabilities p of the window [lo, hi): one chain per element over the
+// pairs of rows that overlap the window, in order.
+func pvDotRow(o, p []float32, kv *KV, lo, hi, koff int) {
+	hd := len(o)
+	a := lo - kv.row(lo)%2 // the first pair's first key
+	for j := a; j < hi; j += 2 {
+		var p0, p1 float32
+		if j >= lo {
+			p0 = bf16DAZ(roundBF16(p[j-lo]))
+		}
+		if j+1 < hi {
+			p1 = bf16DAZ(roundBF16(p[j+1-lo]))
+		}
+		v := kv.V16[koff+kv.row(j)*hd:][:2*hd]
+		for c := range o {
+			t := ftz(o[c] + p1*bf16DAZ(v[2*c+1]))
+			o[c] = ftz(t + p0*bf16DAZ(v[2*c]))
+		}
+	}
+}
+
+// pairsDotGo is the portable form of the pair kernels (see
+// _asm/pvdot.go): pT[m][r] holds, as float32 bits, the bfloat16 pair of the
+// probabilities in sT of keys j0+2m and j0+2m+1 for lane r, each zero where
+// the lane does not see the key; L lanes per vector, R per key.
+func pairsDotGo(pT, sT []float32, n, R, L int, win []int32, j0 int) {
+	for m := range n {
+		j := int32(j0 + 2*m)
+		for r := range R {
+			lo1, hi1 := win[(r/L)*2*L+r%L], win[(r/L)*2*L+L+r%L]
+			var a, b uint16
+			if lo1 < j && j <= hi1 {
+				a = roundBF16(sT[2*m*R+r])
+			}
+			if lo1 < j+1 && j+1 <= hi1 {
+				b = roundBF16(sT[(2*m+1)*R+r])
+			}
+			pT[m*R+r] = math.Float32frombits(uint32(a) | uint32(b)<<16)
+		}
+	}
+}
+
+// pvDotGo is the portable form of the weighted-sum pair kernels: g output
+// dimensions oT [g][R] over n pairs of pT [n][R], the values from v (pair m
+// at m·2·stride), every lane (win nil) or the lanes that see pair j0+2m.
+func pvDotGo(oT, pT []float32, v []uint16, stride, n, g, R, L int, win []int32, j0 int) {
+	for m := range n {
+		j := int32(j0 + 2*m)
+		vp := v[m*2*stride:]
+		for r := range R {
+			if win != nil {
+				lo1, hi1 := win[(r/L)*2*L+r%L], win[(r/L)*2*L+L+r%L]
+				if !(lo1 < j+1 && j <= hi1) {
+					continue
+				}
+			}
+			pair := math.Float32bits(pT[m*R+r])
+			p0, p1 := bf16DAZ(uint16(pair)), bf16DAZ(uint16(pair>>16))
+			for c := range g {
+				acc := oT[c*R+r]
+				t := ftz(acc + p1*bf16DAZ(vp[2*c+1]))
+				oT[c*R+r] = ftz(t + p0*bf16DAZ(vp[2*c]))
+			}
+		}
+	}
+}
+
+// pairRuns splits the pairs [0, n) of a tile, pair m being the keys
+// j0+2m and j0+2m+1 relative to the tile's first key kmin, into runs of
+// consecutive rows (ring wraps split them; an even Ring wraps between
+// pairs) that every row sees both keys of or not (masked); full0, full1
+// as windowTile's. dst is reused; runs count pairs (j0 and n of a run are
+// in pairs, row is the first key's).
+func pairRuns(dst []windowRun, kv *KV, kmin, j0, n, full0, full1 int) []windowRun {
+	dst = dst[:0]
+	add := func(a, b int, masked bool) {
+		for a < b {
+			row := kv.row(kmin + j0 + 2*a)
+			m := b - a
+			if kv.Ring != 0 {
+				m = min(m, (kv.Ring-row)/2)
+			}
+			dst = append(dst, windowRun{j0: a, n: m, row: row, masked: masked})
+			a += m
+		}
+	}
+	// Pair m is seen whole by every row iff full0 <= j0+2m and
+	// j0+2m+2 <= full1.
+	u0 := min(max((full0-j0+1)/2, 0), n)
+	u1 := min(max((full1-j0)/2, u0), n)
+	if full0 >= full1 {
+		u0, u1 = n, n
+	}
+	add(0, u0, true)
+	add(u0, u1, false)
+	add(u1, n, true)
+	return dst
 }
 
 // windowRun is a run of consecutive logical keys [j0, j0+n) of a tile

@@ -18,6 +18,13 @@ type windowKernels struct {
 	scoresDot func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32)
 	pvBF      []func(oT, pT *float32, v *uint16, stride, n int)
 	pvMaskBF  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+	// Weighted sums as bfloat16 dot products over value pairs (KV.DotPV;
+	// AVX512_BF16), nil for 8×2: the probabilities' conversion to pairs
+	// and the sums over pairs (_asm/pvdot.go), pvDot[g/2−1] for an even
+	// number g of dimensions (head sizes are even with Dot).
+	pairsDot  func(pT, sT *float32, n int, win *int32, j0 int)
+	pvDot     []func(oT, pT *float32, v *uint16, stride, n int)
+	pvDotMask []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
 }
 
 // Every lane performs the same IEEE operations in the same order whatever
@@ -38,6 +45,9 @@ var (
 		scoresDot: mqScoresDotAVX512,
 		pvBF:      []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX512_1, mqPVBF16AVX512_2, mqPVBF16AVX512_3, mqPVBF16AVX512_4, mqPVBF16AVX512_5, mqPVBF16AVX512_6, mqPVBF16AVX512_7, mqPVBF16AVX512_8, mqPVBF16AVX512_9, mqPVBF16AVX512_10, mqPVBF16AVX512_11, mqPVBF16AVX512_12, mqPVBF16AVX512_13, mqPVBF16AVX512_14, mqPVBF16AVX512_15, mqPVBF16AVX512_16},
 		pvMaskBF:  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX512_1, mqPVMaskBF16AVX512_2, mqPVMaskBF16AVX512_3, mqPVMaskBF16AVX512_4, mqPVMaskBF16AVX512_5, mqPVMaskBF16AVX512_6, mqPVMaskBF16AVX512_7, mqPVMaskBF16AVX512_8, mqPVMaskBF16AVX512_9, mqPVMaskBF16AVX512_10, mqPVMaskBF16AVX512_11, mqPVMaskBF16AVX512_12, mqPVMaskBF16AVX512_13, mqPVMaskBF16AVX512_14, mqPVMaskBF16AVX512_15, mqPVMaskBF16AVX512_16},
+		pairsDot:  mqPairsDotAVX512,
+		pvDot:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVDotAVX512_2, mqPVDotAVX512_4, mqPVDotAVX512_6, mqPVDotAVX512_8, mqPVDotAVX512_10, mqPVDotAVX512_12, mqPVDotAVX512_14, mqPVDotAVX512_16},
+		pvDotMask: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVDotMaskAVX512_2, mqPVDotMaskAVX512_4, mqPVDotMaskAVX512_6, mqPVDotMaskAVX512_8, mqPVDotMaskAVX512_10, mqPVDotMaskAVX512_12, mqPVDotMaskAVX512_14, mqPVDotMaskAVX512_16},
 	}
 	windowKernels16x2 = windowKernels{
 		scores:  mqScoresAVX512x2,
@@ -51,6 +61,9 @@ var (
 		scoresDot: mqScoresDotAVX512x2,
 		pvBF:      []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX512x2_1, mqPVBF16AVX512x2_2, mqPVBF16AVX512x2_3, mqPVBF16AVX512x2_4, mqPVBF16AVX512x2_5, mqPVBF16AVX512x2_6, mqPVBF16AVX512x2_7, mqPVBF16AVX512x2_8},
 		pvMaskBF:  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX512x2_1, mqPVMaskBF16AVX512x2_2, mqPVMaskBF16AVX512x2_3, mqPVMaskBF16AVX512x2_4, mqPVMaskBF16AVX512x2_5, mqPVMaskBF16AVX512x2_6, mqPVMaskBF16AVX512x2_7, mqPVMaskBF16AVX512x2_8},
+		pairsDot:  mqPairsDotAVX512x2,
+		pvDot:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVDotAVX512x2_2, mqPVDotAVX512x2_4, mqPVDotAVX512x2_6, mqPVDotAVX512x2_8},
+		pvDotMask: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVDotMaskAVX512x2_2, mqPVDotMaskAVX512x2_4, mqPVDotMaskAVX512x2_6, mqPVDotMaskAVX512x2_8},
 	}
 	windowKernels8 = windowKernels{
 		scores:  mqScoresAVX2,
@@ -63,6 +76,9 @@ var (
 		scoresDot: mqScoresDotAVX512Y,
 		pvBF:      []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16AVX2_1, mqPVBF16AVX2_2, mqPVBF16AVX2_3, mqPVBF16AVX2_4, mqPVBF16AVX2_5, mqPVBF16AVX2_6, mqPVBF16AVX2_7, mqPVBF16AVX2_8},
 		pvMaskBF:  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16AVX2_1, mqPVMaskBF16AVX2_2, mqPVMaskBF16AVX2_3, mqPVMaskBF16AVX2_4, mqPVMaskBF16AVX2_5, mqPVMaskBF16AVX2_6, mqPVMaskBF16AVX2_7, mqPVMaskBF16AVX2_8},
+		pairsDot:  mqPairsDotAVX512Y,
+		pvDot:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVDotAVX512Y_2, mqPVDotAVX512Y_4, mqPVDotAVX512Y_6, mqPVDotAVX512Y_8, mqPVDotAVX512Y_10, mqPVDotAVX512Y_12, mqPVDotAVX512Y_14, mqPVDotAVX512Y_16},
+		pvDotMask: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVDotMaskAVX512Y_2, mqPVDotMaskAVX512Y_4, mqPVDotMaskAVX512Y_6, mqPVDotMaskAVX512Y_8, mqPVDotMaskAVX512Y_10, mqPVDotMaskAVX512Y_12, mqPVDotMaskAVX512Y_14, mqPVDotMaskAVX512Y_16},
 	}
 	windowKernels8x2 = windowKernels{
 		scores:  mqScoresAVX2x2,
@@ -158,12 +174,19 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 		kn = &windowKernels8x2
 	}
 	n := t.kmax - t.kmin
-	need := 2*hd*R + n*R
+	// With DotPV the scores have a slot before and after the tile's keys
+	// (a pair's key outside the tile), then come the pairs.
+	pad, np, j0 := 0, t.np, t.pj0
+	if kv.DotPV {
+		pad = 1
+	}
+	need := 2*hd*R + (n+2*pad)*R + np*R
 	if len(*sp) < need {
 		*sp = make([]float32, need)
 	}
 	buf := *sp
-	qT, oT, sT := buf[:hd*R], buf[hd*R:2*hd*R], buf[2*hd*R:need]
+	qT, oT := buf[:hd*R], buf[hd*R:2*hd*R]
+	sT := buf[2*hd*R+pad*R : 2*hd*R+(n+pad)*R]
 	bf := kv.bf16() // bfloat16 keys and values: the BF kernels
 	if kv.Dot {
 		dotQueries(qT, j, t, off, R)
@@ -202,6 +225,27 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 		kn.softmax(&sT[v*L], n, R, &t.win[v*2*L])
 	}
 	clear(oT)
+	if kv.DotPV {
+		sTp := buf[2*hd*R : 2*hd*R+(n+2)*R]
+		pT := buf[2*hd*R+(n+2)*R : need]
+		windowPVDot(j, t, kn, koff, oT, sTp[(1+j0)*R:], pT, np, j0)
+	} else {
+		windowPV(j, t, kn, koff, oT, sT)
+	}
+	for r := range t.n {
+		i := t.r0 + r
+		o := j.out[i*j.ldo+off : i*j.ldo+off+hd]
+		for c := range o {
+			o[c] = oT[c*R+r]
+		}
+	}
+}
+
+// windowPV accumulates the tile's weighted sums of one head into oT from
+// the probabilities sT.
+func windowPV(j *windowsJob, t *windowTile, kn *windowKernels, koff int, oT, sT []float32) {
+	R, hd, kv, n := t.lanes*t.vectors, j.hd, &j.kv, t.kmax-t.kmin
+	bf := kv.bf16()
 	win := &t.win[0]
 	G := len(kn.pv)
 	for b0 := 0; b0 < n; b0 += windowKeyBlock {
@@ -227,11 +271,45 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 			}
 		}
 	}
-	for r := range t.n {
-		i := t.r0 + r
-		o := j.out[i*j.ldo+off : i*j.ldo+off+hd]
-		for c := range o {
-			o[c] = oT[c*R+r]
+}
+
+// windowPVDot is windowPV for KV.DotPV: the probabilities sT from key j0
+// (relative to the tile's first key; 0 or −1 so that pairs start on even
+// rows) become np pairs pT, then the kernels sum over the pairs in key
+// blocks and runs.
+func windowPVDot(j *windowsJob, t *windowTile, kn *windowKernels, koff int, oT, sT, pT []float32, np, j0 int) {
+	L, R, hd, kv := t.lanes, t.lanes*t.vectors, j.hd, &j.kv
+	simd := HasBF16Dot() && kn.pairsDot != nil
+	if simd {
+		kn.pairsDot(&pT[0], &sT[0], np, &t.win[0], j0)
+	} else {
+		pairsDotGo(pT, sT, np, R, L, t.win[:], j0)
+	}
+	G := 2 * len(kn.pvDot)
+	if !simd {
+		G = 16
+	}
+	for b0 := 0; b0 < np; b0 += windowKeyBlock / 2 {
+		b1 := min(b0+windowKeyBlock/2, np)
+		for g := 0; g < hd; g += G {
+			gs := min(G, hd-g) // even: so are G and hd
+			for _, r := range t.pruns {
+				a, e := max(r.j0, b0), min(r.j0+r.n, b1)
+				if a >= e {
+					continue
+				}
+				o := koff + (r.row+2*(a-r.j0))*hd + 2*g
+				switch {
+				case !simd && r.masked:
+					pvDotGo(oT[g*R:], pT[a*R:], kv.V16[o:], kv.Stride, e-a, gs, R, L, t.win[:], j0+2*a)
+				case !simd:
+					pvDotGo(oT[g*R:], pT[a*R:], kv.V16[o:], kv.Stride, e-a, gs, R, L, nil, 0)
+				case r.masked:
+					kn.pvDotMask[gs/2-1](&oT[g*R], &pT[a*R], &kv.V16[o], kv.Stride, e-a, &t.win[0], j0+2*a)
+				default:
+					kn.pvDot[gs/2-1](&oT[g*R], &pT[a*R], &kv.V16[o], kv.Stride, e-a)
+				}
+			}
 		}
 	}
 }

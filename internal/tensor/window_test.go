@@ -362,6 +362,17 @@ func BenchmarkAttendWindows(b *testing.B) {
 			hk16, hv16 := make([]uint16, len(hk)), make([]uint16, len(hv))
 			RoundBF16(hk16, hk)
 			RoundBF16(hv16, hv)
+			// The same in the pair layout of KV.DotPV (rows rounded up to even).
+			rowsE := tc.nkeys + tc.nkeys%2
+			pk16, pv16 := make([]uint16, heads*rowsE*hd), make([]uint16, heads*rowsE*hd)
+			for h := range heads {
+				for j := range tc.nkeys {
+					for e := range hd {
+						pk16[(h*rowsE+j)*hd+e] = hk16[(h*tc.nkeys+j)*hd+e]
+						pv16[h*rowsE*hd+(j&^1)*hd+2*e+j%2] = hv16[(h*tc.nkeys+j)*hd+e]
+					}
+				}
+			}
 			for _, kv := range []struct {
 				name string
 				kv   KV
@@ -369,6 +380,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 				{"headmajor", KV{K: hk, V: hv, Stride: hd, HeadStride: tc.nkeys * hd}},
 				{"headmajor-bf16", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd}},
 				{"headmajor-dot", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd, Dot: true}},
+				{"headmajor-dotpv", KV{K16: pk16, V16: pv16, Stride: hd, HeadStride: rowsE * hd, Dot: true, DotPV: true}},
 			} {
 				b.Run(fmt.Sprintf("%s/%s/t=%d", tc.name, kv.name, threads), func(b *testing.B) {
 					useThreads(b, threads)
@@ -579,6 +591,131 @@ func TestAttendWindowsDot(t *testing.T) {
 				}
 			}()
 			AttendWindows(make([]float32, tc.hd), tc.hd, make([]float32, tc.hd), tc.hd, tc.kv, []int{0}, []int{1}, 1, tc.hd, 1, nil)
+		}()
+	}
+}
+
+// pairLayout stores logical keys and values k, v [nkeys][d] head-major with
+// the values in row pairs (KV.DotPV), keys j at rows (first+j) mod ring (an
+// even ring) or j (rows rounded up to even). Rows no window's pairs reach
+// hold NaN (they must never be read); the other key of an edge pair holds a
+// finite value, as the contract asks.
+func pairLayout(k, v []float32, c *windowCase) KV {
+	d, hd := c.d(), c.hd
+	rows := c.nkeys + c.nkeys%2
+	if c.ring > 0 {
+		rows = c.ring
+	}
+	rows = max(rows, 2)
+	kv := KV{Stride: hd, HeadStride: (rows + c.extra) * hd, Ring: c.ring, First: c.first, Dot: true, DotPV: true}
+	size := (c.heads-1)*kv.HeadStride + rows*hd
+	kv.K16, kv.V16 = make([]uint16, size), make([]uint16, size)
+	for i := range kv.K16 {
+		kv.K16[i], kv.V16[i] = 0x7fc0, 0x7fc0
+	}
+	partner := make(map[int]bool) // rows reached as the other key of a pair
+	for i := range c.lo {
+		if c.lo[i] < c.hi[i] {
+			partner[kv.row(c.lo[i])^1] = true
+			partner[kv.row(c.hi[i]-1)^1] = true
+		}
+	}
+	for r := range partner {
+		for h := range c.heads {
+			for e := range hd {
+				kv.V16[h*kv.HeadStride+(r&^1)*hd+2*e+r%2] = F32ToBF16(float32(r%7) - 3)
+			}
+		}
+	}
+	for j := range c.nkeys {
+		r := kv.row(j)
+		for h := range c.heads {
+			o := h * kv.HeadStride
+			for e := range hd {
+				kv.K16[o+r*hd+e] = F32ToBF16(k[j*d+h*hd+e])
+				kv.V16[o+(r&^1)*hd+2*e+r%2] = F32ToBF16(v[j*d+h*hd+e])
+			}
+		}
+	}
+	return kv
+}
+
+// TestAttendWindowsDotPV checks the dot-product weighted sums (KV.DotPV):
+// every implementation (the pair kernels of each tile width and group
+// size, masked and not, the portable pair code under the AVX2 tiles, the
+// portable rows) and thread count bit for bit the same; each row the same
+// alone as in its tile (odd window starts, empty windows, rings with an odd
+// first row and wraps); NaN in rows no pair reaches never read; and close
+// to the dot-product scores with float32 sums (the probabilities lose their
+// low 16 bits).
+func TestAttendWindowsDotPV(t *testing.T) {
+	useThreads(t, Threads())
+	r := rand.New(rand.NewPCG(53, 54))
+	differ := false
+	defer func() {
+		if !differ {
+			t.Error("the dot-product weighted sums never changed a result: not in use")
+		}
+	}()
+	for _, hd := range []int{2, 4, 6, 8, 10, 12, 14, 16, 18, 34, 64} {
+		for _, nkeys := range []int{1, 6, 37, 300} {
+			for _, nq := range []int{3, 8, 12, 16, 20, 32, 40} {
+				c := windowCase{heads: 2, hd: hd, nkeys: nkeys, headMajor: true, extra: nq % 3}
+				if nq%3 != 1 {
+					c.ring = nkeys + nkeys%2 + 2*r.IntN(3)
+					c.first = r.IntN(c.ring)
+				}
+				c.lo, c.hi = randWindows(r, nq, nkeys, nq%2 == 1 && nq <= nkeys)
+				d := c.d()
+				q, k, v := randVec(r, nq*d), randVec(r, nkeys*d), randVec(r, nkeys*d)
+				bf16Exact(k, v)
+				pv := pairLayout(k, v, &c)
+				scale := float32(1 / math.Sqrt(float64(hd)))
+				useImpl(t, implGeneric)
+				want := runWindows(&c, q, pv, scale, nil)
+				dotOnly := runWindows(&c, q, KV{K16: toBF16(c.layout(k, v).K), V16: toBF16(c.layout(k, v).V), Stride: hd,
+					HeadStride: c.layout(k, v).HeadStride, Ring: c.ring, First: c.first, Dot: true}, scale, nil)
+				for i := range want {
+					if math.Abs(float64(want[i]-dotOnly[i])) > 0.02*(1+math.Abs(float64(dotOnly[i]))) {
+						t.Fatalf("%v: out[%d] = %v, float32 sums give %v", &c, i, want[i], dotOnly[i])
+					}
+					differ = differ || want[i] != dotOnly[i]
+				}
+				for _, im := range impls() {
+					useImpl(t, im)
+					for _, threads := range []int{1, 2} {
+						SetThreads(threads)
+						if got := runWindows(&c, q, pv, scale, new(AttnScratch)); !bitsEqual(got, want) {
+							t.Fatalf("%v %v threads=%d: differs from the portable code", &c, im, threads)
+						}
+					}
+					// Row by row: the tile never changes a row.
+					for i := range nq {
+						one := c
+						one.lo, one.hi = c.lo[i:i+1], c.hi[i:i+1]
+						got := runWindows(&one, q[i*d:(i+1)*d], pv, scale, nil)
+						if !bitsEqual(got, want[i*d:(i+1)*d]) {
+							t.Fatalf("%v %v: row %d alone differs from its tile's", &c, im, i)
+						}
+					}
+				}
+			}
+		}
+	}
+	// Layouts the pairs cannot use are refused.
+	for name, kv := range map[string]KV{
+		"no Dot":    {K16: make([]uint16, 16), V16: make([]uint16, 16), Stride: 4, HeadStride: 8, DotPV: true},
+		"row-major": {K16: make([]uint16, 16), V16: make([]uint16, 16), Stride: 8, Dot: true, DotPV: true},
+		"odd ring":  {K16: make([]uint16, 24), V16: make([]uint16, 24), Stride: 4, HeadStride: 12, Ring: 3, Dot: true, DotPV: true},
+		"odd rows":  {K16: make([]uint16, 12), V16: make([]uint16, 12), Stride: 4, HeadStride: 6, Dot: true, DotPV: true},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			AttendWindows(make([]float32, 8), 8, make([]float32, 8), 8, kv, []int{0}, []int{1}, 2, 4, 1, nil)
 		}()
 	}
 }

@@ -43,6 +43,11 @@ func evex(opcode, pp, dst, src1, src2 int, comment string) string {
 
 // evexL is evex for 512-bit (zmm) or 256-bit (ymm, AVX512VL) registers.
 func evexL(opcode, pp, dst, src1, src2, bits int, comment string) string {
+	return evexLK(opcode, pp, dst, src1, src2, bits, 0, comment)
+}
+
+// evexLK is evexL with the write mask K(k) merging (k 0: no mask).
+func evexLK(opcode, pp, dst, src1, src2, bits, k int, comment string) string {
 	p0 := 0x02 // map 0F38
 	if dst&8 == 0 {
 		p0 |= 0x80 // R̄
@@ -65,9 +70,14 @@ func evexL(opcode, pp, dst, src1, src2, bits int, comment string) string {
 	if src1&16 == 0 {
 		p2 |= 0x08 // V̄′
 	}
+	p2 |= k & 7 // aaa: the write mask
 	modrm := 0xC0 | (dst&7)<<3 | src2&7
-	return fmt.Sprintf("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x // %s %s%d, %s%d, %s%d (Go operand order)\n",
-		p0, p1, p2, opcode, modrm, comment, reg, src2, reg, src1, reg, dst)
+	mask := ""
+	if k != 0 {
+		mask = fmt.Sprintf("K%d, ", k)
+	}
+	return fmt.Sprintf("\tBYTE $0x62; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x; BYTE $0x%02x // %s %s%d, %s%d, %s%s%d (Go operand order)\n",
+		p0, p1, p2, opcode, modrm, comment, reg, src2, reg, src1, mask, reg, dst)
 }
 
 // vdpbf16ps: dst.f32[i] += src1.bf16[2i+1]·src2.bf16[2i+1] + src1.bf16[2i]·src2.bf16[2i]
@@ -616,6 +626,7 @@ func genDot(asmPath, declPath string) {
 		fmt.Fprintf(&d, "// %s computes windowed-attention scores of %d query vectors of %d lanes with bfloat16 dot products.\n//\n//go:noescape\n", scoresDotName(v[0], v[1]), v[1], v[0])
 		fmt.Fprintf(&d, "func %s(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)\n\n", scoresDotName(v[0], v[1]))
 	}
+	genPVDot(&s, &d)
 	d.WriteString("// absMaxBitsAVX2 is absMaxBitsAVX512 for n a multiple of 8.\n//\n//go:noescape\nfunc absMaxBitsAVX2(src *float32, n int) uint32\n\n")
 	d.WriteString("// quantI8AVX2 is quantI8AVX512 for n a multiple of 32.\n//\n//go:noescape\nfunc quantI8AVX2(dst *int8, src *float32, n int, inv float32)\n\n")
 	for _, t := range gemmTiles(avx2) {
