@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/nanovox/nanovox/internal/codec"
 	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/nano"
 	"github.com/nanovox/nanovox/internal/testmodel"
@@ -130,7 +131,7 @@ func BenchmarkFramePipeline(b *testing.B) {
 }
 
 // BenchmarkFrameParts splits one stream's frame into the language model and
-// the codec decode, and times the two steps of a new inline voice: the 5 s
+// the codec decode (and 8 streams' step: lm-8, codec-8), and times the two steps of a new inline voice: the 5 s
 // clip's encode and its prompt prefix (the prefill of 62 frames of codes).
 func BenchmarkFrameParts(b *testing.B) {
 	f := fullSize(b)
@@ -140,6 +141,39 @@ func BenchmarkFrameParts(b *testing.B) {
 		g := jobs[0].(*job).gen
 		for b.Loop() {
 			if _, err := st.Step([]*nano.Generation{g}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("lm-8", func(b *testing.B) {
+		jobs := newJobs(b, f, 8)
+		st := f.LM.NewStepper()
+		gens := make([]*nano.Generation, len(jobs))
+		for i, j := range jobs {
+			gens[i] = j.(*job).gen
+		}
+		for b.Loop() {
+			if _, err := st.Step(gens); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("codec-8", func(b *testing.B) {
+		decs := make([]*codec.Decoder, 8)
+		frames, out := make([][]int, 8), make([][]float32, 8)
+		for s := range decs {
+			decs[s] = f.Codec.NewDecoder()
+			frames[s] = make([]int, f.LM.Config.NVQ)
+		}
+		bt := f.Codec.NewBatch()
+		for i := 0; b.Loop(); i++ {
+			for s := range frames {
+				for c := range frames[s] {
+					frames[s][c] = (i + s*5 + c*13) % 1024
+				}
+				out[s] = out[s][:0]
+			}
+			if err := bt.Step(decs, frames, out); err != nil {
 				b.Fatal(err)
 			}
 		}
