@@ -58,9 +58,9 @@ type Options struct {
 	// ones) and multiplies them with bfloat16 dot products
 	// (tensor.PackBF16Dot), holds the decoder's attention keys and values as
 	// bfloat16 (half the streaming decoder's memory), and computes every
-	// attention's scores as bfloat16 dot products over bfloat16 keys
-	// (tensor.KV.Dot, the encoder's too); results no longer equal the
-	// float32 reference. The quantizer's projections stay float32. Implies
+	// attention's scores and weighted sums as bfloat16 dot products over
+	// bfloat16 keys and values (tensor.KV.Dot and DotPV, the encoder's
+	// too); results no longer equal the float32 reference. The quantizer's projections stay float32. Implies
 	// KeepBF16.
 	BF16Dot bool
 	// Int8 quantizes the decoder's transformer matrices to int8, one scale
@@ -112,10 +112,11 @@ type transformer struct {
 	inProj       *tensor.Mat // [d, inDim]
 	outProj      *tensor.Mat // [outDim, d]
 	layers       []layer
-	// dot (BF16Dot): keys and values are held as bfloat16 (RoundBF16) and
-	// attention computes its scores as bfloat16 dot products
-	// (tensor.KV.Dot). Streaming rings (the decoder's) store them so, half
-	// the memory; a whole pass rounds them the same way, so both agree.
+	// dot (BF16Dot): keys and values are held as bfloat16 (RoundBF16), the
+	// values in pairs of positions, and attention computes its scores and
+	// weighted sums as bfloat16 dot products (tensor.KV.Dot, DotPV).
+	// Streaming rings (the decoder's) store them so, half the memory; a
+	// whole pass rounds and lays them out the same way, so both agree.
 	dot bool
 }
 

@@ -228,7 +228,7 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	if kv.DotPV {
 		sTp := buf[2*hd*R : 2*hd*R+(n+2)*R]
 		pT := buf[2*hd*R+(n+2)*R : need]
-		windowPVDot(j, t, kn, koff, oT, sTp[(1+j0)*R:], pT, np, j0)
+		windowPVDot(j, t, kn, koff, oT, sTp[(1+j0)*R:], pT)
 	} else {
 		windowPV(j, t, kn, koff, oT, sT)
 	}
@@ -273,12 +273,12 @@ func windowPV(j *windowsJob, t *windowTile, kn *windowKernels, koff int, oT, sT 
 	}
 }
 
-// windowPVDot is windowPV for KV.DotPV: the probabilities sT from key j0
-// (relative to the tile's first key; 0 or −1 so that pairs start on even
-// rows) become np pairs pT, then the kernels sum over the pairs in key
-// blocks and runs.
-func windowPVDot(j *windowsJob, t *windowTile, kn *windowKernels, koff int, oT, sT, pT []float32, np, j0 int) {
+// windowPVDot is windowPV for KV.DotPV: the probabilities sT from the
+// tile's key pj0 (0 or −1 so that pairs start on even rows) become the np
+// pairs pT, then the kernels sum over the pairs in key blocks and runs.
+func windowPVDot(j *windowsJob, t *windowTile, kn *windowKernels, koff int, oT, sT, pT []float32) {
 	L, R, hd, kv := t.lanes, t.lanes*t.vectors, j.hd, &j.kv
+	np, j0 := t.np, t.pj0
 	simd := HasBF16Dot() && kn.pairsDot != nil
 	if simd {
 		kn.pairsDot(&pT[0], &sT[0], np, &t.win[0], j0)
