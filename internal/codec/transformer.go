@@ -145,13 +145,24 @@ func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, ring
 func storePair(dst []uint16, r int, v []float32) {
 	hd := len(v)
 	var buf [64]uint16
-	o := (r &^ 1) * hd
+	dst = dst[(r&^1)*hd+r%2:]
 	for c0 := 0; c0 < hd; c0 += len(buf) {
 		part := v[c0:min(c0+len(buf), hd)]
 		tensor.RoundBF16(buf[:len(part)], part)
+		d := dst[2*c0:]
 		for c, x := range buf[:len(part)] {
-			dst[o+2*(c0+c)+r%2] = x
+			d[2*c] = x
 		}
+	}
+}
+
+// interleave writes the pair layout of two rows: dst[2c] = a[c],
+// dst[2c+1] = b[c].
+func interleave(dst, a, b []uint16) {
+	dst = dst[:2*len(a)]
+	b = b[:len(a)]
+	for c, x := range a {
+		dst[2*c], dst[2*c+1] = x, b[c]
 	}
 }
 
@@ -218,17 +229,23 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 			w.k16, w.v16 = resize(w.k16, me*d), resize(w.v16, me*d)
 			k16, v16 := w.k16, w.v16
 			tensor.For(me/2, rowGrain(4*d), func(a, b int) {
-				for i := 2 * a; i < 2*b; i++ {
-					for h := range t.heads {
-						o := h * me * hd
-						if i == m {
-							for c := range hd {
-								v16[o+(i&^1)*hd+2*c+1] = 0
-							}
-							continue
+				kr, v0, v1 := make([]uint16, d), make([]uint16, d), make([]uint16, d)
+				for p := a; p < b; p++ {
+					i := 2 * p
+					tensor.RoundBF16(v0, qkv[(3*i+2)*d:(3*i+3)*d])
+					if i+1 < m {
+						tensor.RoundBF16(v1, qkv[(3*i+5)*d:(3*i+6)*d])
+					} else {
+						clear(v1)
+					}
+					for r := i; r < min(i+2, m); r++ {
+						tensor.RoundBF16(kr, qkv[(3*r+1)*d:(3*r+2)*d])
+						for h := range t.heads {
+							copy(k16[h*me*hd+r*hd:][:hd], kr[h*hd:])
 						}
-						tensor.RoundBF16(k16[o+i*hd:o+(i+1)*hd], qkv[(3*i+1)*d+h*hd:(3*i+1)*d+(h+1)*hd])
-						storePair(v16[o:], i, qkv[(3*i+2)*d+h*hd:(3*i+2)*d+(h+1)*hd])
+					}
+					for h := range t.heads {
+						interleave(v16[h*me*hd+i*hd:][:2*hd], v0[h*hd:(h+1)*hd], v1[h*hd:(h+1)*hd])
 					}
 				}
 			})
