@@ -179,10 +179,7 @@ func addScaled(h, x, s []float32, n, d int) {
 	}
 	tensor.For(n, rowGrain(d), func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			hr, xr := h[i*d:(i+1)*d], x[i*d:(i+1)*d]
-			for k, v := range xr {
-				hr[k] += s[k] * v
-			}
+			tensor.AddMul(h[i*d:(i+1)*d], s, x[i*d:(i+1)*d])
 		}
 	})
 }

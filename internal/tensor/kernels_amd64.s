@@ -3938,6 +3938,57 @@ axpyAVX5121_end:
 	VZEROUPPER
 	RET
 
+// func addMulAVX512(y *float32, s *float32, x *float32, n int)
+// Requires: AVX, AVX512F
+TEXT ·addMulAVX512(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), AX
+	MOVQ s+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), BX
+
+addMulAVX5124_top:
+	CMPQ    BX, $0x00000040
+	JL      addMulAVX5124_end
+	VMOVUPS (CX), Z0
+	VMULPS  (DX), Z0, Z0
+	VADDPS  (AX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	VMOVUPS 64(CX), Z0
+	VMULPS  64(DX), Z0, Z0
+	VADDPS  64(AX), Z0, Z0
+	VMOVUPS Z0, 64(AX)
+	VMOVUPS 128(CX), Z0
+	VMULPS  128(DX), Z0, Z0
+	VADDPS  128(AX), Z0, Z0
+	VMOVUPS Z0, 128(AX)
+	VMOVUPS 192(CX), Z0
+	VMULPS  192(DX), Z0, Z0
+	VADDPS  192(AX), Z0, Z0
+	VMOVUPS Z0, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	ADDQ    $0x00000100, DX
+	SUBQ    $0x00000040, BX
+	JMP     addMulAVX5124_top
+
+addMulAVX5124_end:
+addMulAVX5121_top:
+	CMPQ    BX, $0x00000010
+	JL      addMulAVX5121_end
+	VMOVUPS (CX), Z0
+	VMULPS  (DX), Z0, Z0
+	VADDPS  (AX), Z0, Z0
+	VMOVUPS Z0, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, DX
+	SUBQ    $0x00000010, BX
+	JMP     addMulAVX5121_top
+
+addMulAVX5121_end:
+	VZEROUPPER
+	RET
+
 // func dotAVX512(a *float32, b *float32, n int) float32
 // Requires: AVX, AVX512F, SSE
 TEXT ·dotAVX512(SB), NOSPLIT, $0-28
@@ -15248,6 +15299,57 @@ axpyAVX21_top:
 	JMP     axpyAVX21_top
 
 axpyAVX21_end:
+	VZEROUPPER
+	RET
+
+// func addMulAVX2(y *float32, s *float32, x *float32, n int)
+// Requires: AVX
+TEXT ·addMulAVX2(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), AX
+	MOVQ s+8(FP), CX
+	MOVQ x+16(FP), DX
+	MOVQ n+24(FP), BX
+
+addMulAVX24_top:
+	CMPQ    BX, $0x00000020
+	JL      addMulAVX24_end
+	VMOVUPS (CX), Y0
+	VMULPS  (DX), Y0, Y0
+	VADDPS  (AX), Y0, Y0
+	VMOVUPS Y0, (AX)
+	VMOVUPS 32(CX), Y0
+	VMULPS  32(DX), Y0, Y0
+	VADDPS  32(AX), Y0, Y0
+	VMOVUPS Y0, 32(AX)
+	VMOVUPS 64(CX), Y0
+	VMULPS  64(DX), Y0, Y0
+	VADDPS  64(AX), Y0, Y0
+	VMOVUPS Y0, 64(AX)
+	VMOVUPS 96(CX), Y0
+	VMULPS  96(DX), Y0, Y0
+	VADDPS  96(AX), Y0, Y0
+	VMOVUPS Y0, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000020, BX
+	JMP     addMulAVX24_top
+
+addMulAVX24_end:
+addMulAVX21_top:
+	CMPQ    BX, $0x00000008
+	JL      addMulAVX21_end
+	VMOVUPS (CX), Y0
+	VMULPS  (DX), Y0, Y0
+	VADDPS  (AX), Y0, Y0
+	VMOVUPS Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000008, BX
+	JMP     addMulAVX21_top
+
+addMulAVX21_end:
 	VZEROUPPER
 	RET
 

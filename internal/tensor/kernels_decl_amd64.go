@@ -184,6 +184,11 @@ func scaleAVX512(y *float32, a float32, n int)
 //go:noescape
 func axpyAVX512(y *float32, a float32, x *float32, n int)
 
+// addMulAVX512 computes y[i] += s[i]·x[i] (the product rounded) for i < n, n a multiple of the vector width.
+//
+//go:noescape
+func addMulAVX512(y *float32, s *float32, x *float32, n int)
+
 // dotAVX512 returns Σ a[i]·b[i] for i < n, n a multiple of the vector width.
 //
 //go:noescape
@@ -923,6 +928,11 @@ func scaleAVX2(y *float32, a float32, n int)
 //
 //go:noescape
 func axpyAVX2(y *float32, a float32, x *float32, n int)
+
+// addMulAVX2 computes y[i] += s[i]·x[i] (the product rounded) for i < n, n a multiple of the vector width.
+//
+//go:noescape
+func addMulAVX2(y *float32, s *float32, x *float32, n int)
 
 // dotAVX2 returns Σ a[i]·b[i] for i < n, n a multiple of the vector width.
 //

@@ -33,6 +33,18 @@ func Add(y, x []float32) {
 	}
 }
 
+// AddMul computes y += s ⊙ x element by element, each product rounded to
+// float32 before the sum (no fused multiply-add, as y + s*x in PyTorch).
+func AddMul(y, s, x []float32) {
+	s, x = s[:len(y)], x[:len(y)]
+	if addMulSIMD(y, s, x) {
+		return
+	}
+	for i := range y {
+		y[i] += float32(s[i] * x[i])
+	}
+}
+
 // Scale computes y *= a.
 func Scale(y []float32, a float32) {
 	if scaleSIMD(y, a) {

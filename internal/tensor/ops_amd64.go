@@ -62,6 +62,24 @@ func axpySIMD(y []float32, a float32, x []float32) bool {
 	return true
 }
 
+func addMulSIMD(y, s, x []float32) bool {
+	nv, ok := split(len(y))
+	if !ok {
+		return false
+	}
+	if nv > 0 {
+		if active == implAVX512 {
+			addMulAVX512(&y[0], &s[0], &x[0], nv)
+		} else {
+			addMulAVX2(&y[0], &s[0], &x[0], nv)
+		}
+	}
+	for i := nv; i < len(y); i++ {
+		y[i] += float32(s[i] * x[i])
+	}
+	return true
+}
+
 func addSIMD(y, x []float32) bool {
 	nv, ok := split(len(y))
 	if !ok {

@@ -44,17 +44,19 @@ func runImpls[T any](t *testing.T, f func() T) map[impl]T {
 	return out
 }
 
-// TestElementwiseOps: Add, Scale, Axpy do the same float32 operations in
-// every implementation, so they must agree bit for bit.
+// TestElementwiseOps: Add, Scale, Axpy, AddMul do the same float32
+// operations in every implementation, so they must agree bit for bit; and
+// AddMul rounds its products before adding (no fused multiply-add).
 func TestElementwiseOps(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, n := range opLengths {
-		x, y0 := randVec(r, n), randVec(r, n)
+		x, y0, s := randVec(r, n), randVec(r, n), randVec(r, n)
 		a := float32(r.NormFloat64())
 		for name, op := range map[string]func(y []float32){
-			"Add":   func(y []float32) { Add(y, x) },
-			"Scale": func(y []float32) { Scale(y, a) },
-			"Axpy":  func(y []float32) { Axpy(y, a, x) },
+			"Add":    func(y []float32) { Add(y, x) },
+			"Scale":  func(y []float32) { Scale(y, a) },
+			"Axpy":   func(y []float32) { Axpy(y, a, x) },
+			"AddMul": func(y []float32) { AddMul(y, s, x) },
 		} {
 			res := runImpls(t, func() []float32 {
 				y := append([]float32(nil), y0...)
@@ -64,6 +66,14 @@ func TestElementwiseOps(t *testing.T) {
 			for im, y := range res {
 				if !bitsEqual(y, res[implGeneric]) {
 					t.Fatalf("%s n=%d: %v differs from generic", name, n, im)
+				}
+			}
+			if name == "AddMul" {
+				for i, got := range res[implGeneric] {
+					p := float32(float64(s[i]) * float64(x[i])) // exact in float64, rounded once
+					if want := float32(float64(y0[i]) + float64(p)); got != want {
+						t.Fatalf("AddMul n=%d [%d] = %v, want %v (product rounded, then added)", n, i, got, want)
+					}
 				}
 			}
 		}

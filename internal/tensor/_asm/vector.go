@@ -281,6 +281,36 @@ func genVector(is isa) {
 		RET()
 	}
 
+	// addMul: y += s ⊙ x (multiply, then add: no fusion).
+	{
+		name := "addMul" + is.name
+		TEXT(name, NOSPLIT, "func(y, s, x *float32, n int)")
+		Pragma("noescape")
+		Doc(name + " computes y[i] += s[i]·x[i] (the product rounded) for i < n, n a multiple of the vector width.")
+		y, s, x, n := Load(Param("y"), GP64()), Load(Param("s"), GP64()), Load(Param("x"), GP64()), Load(Param("n"), GP64())
+		step := func(u int) {
+			v := is.vec()
+			VMOVUPS(mem(s, u*vb), v)
+			VMULPS(mem(x, u*vb), v, v)
+			VADDPS(mem(y, u*vb), v, v)
+			VMOVUPS(v, mem(y, u*vb))
+		}
+		adv := func(k int) {
+			for _, r := range []Register{y, s, x} {
+				ADDQ(U32(k*vb), r)
+			}
+		}
+		loop(name+"4", n, 4*L, func() {
+			for u := range 4 {
+				step(u)
+			}
+			adv(4)
+		})
+		loop(name+"1", n, L, func() { step(0); adv(1) })
+		VZEROUPPER()
+		RET()
+	}
+
 	// dot: Σ a[i]·b[i]: four FMA accumulators over blocks of four vectors,
 	// then single vectors into the first, then (a0+a1)+(a2+a3) and the lane tree.
 	{
