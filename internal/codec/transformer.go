@@ -13,7 +13,7 @@ type work struct {
 	qkv       []float32 // [rows, 3d]
 	ff        []float32 // [ffRows, ff]
 	ffRows    int       // rows per MLP block
-	cos, sin  []float32 // [rows, hd/2]: RoPE angles of the pass's rows
+	cos, sin  []float32 // [rows, hd]: RoPE angles of the pass's rows (tensor.RoPE.PairAngles)
 	lo, hi    []int     // [rows]: attention windows
 	attn      tensor.AttnScratch
 	k16, v16  []uint16 // [heads][rows rounded up to even][hd]: a whole pass's keys and values as bfloat16, the values in row pairs (transformer.dot)
@@ -21,7 +21,7 @@ type work struct {
 
 // workSize accumulates the buffer needs of several transformer passes.
 type workSize struct {
-	rows, rowsD, rowsFF, ffRows, rowsHalf int
+	rows, rowsD, rowsFF, ffRows, rowsHD int
 }
 
 func (s *workSize) add(t *transformer, rows, ffRows int) {
@@ -31,7 +31,7 @@ func (s *workSize) add(t *transformer, rows, ffRows int) {
 	s.ffRows = max(s.ffRows, fr)
 	s.rowsFF = max(s.rowsFF, fr*t.ff)
 	if t.rope != nil {
-		s.rowsHalf = max(s.rowsHalf, rows*t.hd/2)
+		s.rowsHD = max(s.rowsHD, rows*t.hd)
 	}
 }
 
@@ -50,8 +50,8 @@ func (s *workSize) fit(w *work) {
 	w.qkv = resize(w.qkv, 3*s.rowsD)
 	w.ff = resize(w.ff, s.rowsFF)
 	w.ffRows = max(s.ffRows, 1)
-	w.cos = resize(w.cos, s.rowsHalf)
-	w.sin = resize(w.sin, s.rowsHalf)
+	w.cos = resize(w.cos, s.rowsHD)
+	w.sin = resize(w.sin, s.rowsHD)
 	w.lo = resize(w.lo, s.rows)
 	w.hi = resize(w.hi, s.rows)
 }
@@ -92,13 +92,13 @@ func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, ring
 			t.addSin(h[sp.row*d:], sp.n, sp.pos)
 		}
 	}
-	half := t.hd / 2
+	hd := t.hd
 	if t.rope != nil {
 		// The angles of a row serve q and k of every layer.
 		for _, sp := range spans {
 			for i := range sp.n {
 				r := sp.row + i
-				t.rope.Angles(sp.pos+i, w.cos[r*half:(r+1)*half], w.sin[r*half:(r+1)*half])
+				t.rope.PairAngles(sp.pos+i, w.cos[r*hd:(r+1)*hd], w.sin[r*hd:(r+1)*hd])
 			}
 		}
 	}
@@ -111,9 +111,9 @@ func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, ring
 			tensor.For(n, rowGrain(3*d), func(lo, hi int) {
 				for i := lo; i < hi; i++ {
 					r := qkv[3*i*d:]
-					cs, sn := w.cos[i*half:(i+1)*half], w.sin[i*half:(i+1)*half]
-					t.rope.Rotate(r[:d], cs, sn)
-					t.rope.Rotate(r[d:2*d], cs, sn)
+					cs, sn := w.cos[i*hd:(i+1)*hd], w.sin[i*hd:(i+1)*hd]
+					t.rope.RotatePairs(r[:d], cs, sn)
+					t.rope.RotatePairs(r[d:2*d], cs, sn)
 				}
 			})
 		}

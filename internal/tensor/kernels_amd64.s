@@ -3938,6 +3938,42 @@ axpyAVX5121_end:
 	VZEROUPPER
 	RET
 
+// func ropePairsAVX512(x *float32, c *float32, s *float32, n int, heads int)
+// Requires: AVX, AVX512F
+TEXT ·ropePairsAVX512(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), AX
+	MOVQ heads+32(FP), CX
+
+ropePairsAVX512_head_top:
+	CMPQ CX, $0x00000001
+	JL   ropePairsAVX512_head_end
+	MOVQ c+8(FP), DX
+	MOVQ s+16(FP), BX
+	MOVQ n+24(FP), SI
+
+ropePairsAVX512_vec_top:
+	CMPQ      SI, $0x00000010
+	JL        ropePairsAVX512_vec_end
+	VMOVUPS   (AX), Z0
+	VPERMILPS $0xb1, Z0, Z1
+	VMULPS    (DX), Z0, Z0
+	VMULPS    (BX), Z1, Z1
+	VADDPS    Z1, Z0, Z0
+	VMOVUPS   Z0, (AX)
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000040, BX
+	SUBQ      $0x00000010, SI
+	JMP       ropePairsAVX512_vec_top
+
+ropePairsAVX512_vec_end:
+	SUBQ $0x00000001, CX
+	JMP  ropePairsAVX512_head_top
+
+ropePairsAVX512_head_end:
+	VZEROUPPER
+	RET
+
 // func addMulAVX512(y *float32, s *float32, x *float32, n int)
 // Requires: AVX, AVX512F
 TEXT ·addMulAVX512(SB), NOSPLIT, $0-32
@@ -15299,6 +15335,42 @@ axpyAVX21_top:
 	JMP     axpyAVX21_top
 
 axpyAVX21_end:
+	VZEROUPPER
+	RET
+
+// func ropePairsAVX2(x *float32, c *float32, s *float32, n int, heads int)
+// Requires: AVX
+TEXT ·ropePairsAVX2(SB), NOSPLIT, $0-40
+	MOVQ x+0(FP), AX
+	MOVQ heads+32(FP), CX
+
+ropePairsAVX2_head_top:
+	CMPQ CX, $0x00000001
+	JL   ropePairsAVX2_head_end
+	MOVQ c+8(FP), DX
+	MOVQ s+16(FP), BX
+	MOVQ n+24(FP), SI
+
+ropePairsAVX2_vec_top:
+	CMPQ      SI, $0x00000008
+	JL        ropePairsAVX2_vec_end
+	VMOVUPS   (AX), Y0
+	VPERMILPS $0xb1, Y0, Y1
+	VMULPS    (DX), Y0, Y0
+	VMULPS    (BX), Y1, Y1
+	VADDPS    Y1, Y0, Y0
+	VMOVUPS   Y0, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, DX
+	ADDQ      $0x00000020, BX
+	SUBQ      $0x00000008, SI
+	JMP       ropePairsAVX2_vec_top
+
+ropePairsAVX2_vec_end:
+	SUBQ $0x00000001, CX
+	JMP  ropePairsAVX2_head_top
+
+ropePairsAVX2_head_end:
 	VZEROUPPER
 	RET
 

@@ -184,6 +184,11 @@ func scaleAVX512(y *float32, a float32, n int)
 //go:noescape
 func axpyAVX512(y *float32, a float32, x *float32, n int)
 
+// ropePairsAVX512 rotates the interleaved pairs of heads vectors of n values (a multiple of the vector width) by the pair angles c, s.
+//
+//go:noescape
+func ropePairsAVX512(x *float32, c *float32, s *float32, n int, heads int)
+
 // addMulAVX512 computes y[i] += s[i]·x[i] (the product rounded) for i < n, n a multiple of the vector width.
 //
 //go:noescape
@@ -928,6 +933,11 @@ func scaleAVX2(y *float32, a float32, n int)
 //
 //go:noescape
 func axpyAVX2(y *float32, a float32, x *float32, n int)
+
+// ropePairsAVX2 rotates the interleaved pairs of heads vectors of n values (a multiple of the vector width) by the pair angles c, s.
+//
+//go:noescape
+func ropePairsAVX2(x *float32, c *float32, s *float32, n int, heads int)
 
 // addMulAVX2 computes y[i] += s[i]·x[i] (the product rounded) for i < n, n a multiple of the vector width.
 //

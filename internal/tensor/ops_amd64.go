@@ -62,6 +62,21 @@ func axpySIMD(y []float32, a float32, x []float32) bool {
 	return true
 }
 
+// ropePairsSIMD rotates heads heads of len(c) values when the head is a
+// whole number of vectors.
+func ropePairsSIMD(x, c, s []float32, heads int) bool {
+	w := vecWidth()
+	if w == 0 || len(c)%w != 0 {
+		return false
+	}
+	if active == implAVX512 {
+		ropePairsAVX512(&x[0], &c[0], &s[0], len(c), heads)
+	} else {
+		ropePairsAVX2(&x[0], &c[0], &s[0], len(c), heads)
+	}
+	return true
+}
+
 func addMulSIMD(y, s, x []float32) bool {
 	nv, ok := split(len(y))
 	if !ok {

@@ -61,6 +61,49 @@ func (r *RoPE) Apply(x []float32, pos int) {
 	r.Rotate(x, cs, sn)
 }
 
+// PairAngles writes the angles of position pos in the pair form of
+// RotatePairs (HeadDim values each): c[2i] = c[2i+1] = cos θ_i, s[2i] =
+// −sin θ_i, s[2i+1] = sin θ_i.
+func (r *RoPE) PairAngles(pos int, c, s []float32) {
+	half := len(r.invFreq)
+	c, s = c[:2*half], s[:2*half]
+	var cbuf, sbuf [256]float32
+	cs, sn := cbuf[:0], sbuf[:0]
+	if half > len(cbuf) {
+		cs, sn = make([]float32, half), make([]float32, half)
+	}
+	cs, sn = cs[:half], sn[:half]
+	r.Angles(pos, cs, sn)
+	for i := range half {
+		c[2*i], c[2*i+1] = cs[i], cs[i]
+		s[2*i], s[2*i+1] = -sn[i], sn[i]
+	}
+}
+
+// RotatePairs is Rotate with the angles of PairAngles, bit for bit: each
+// value is the sum of two rounded products, x[2i]·c[2i] + x[2i+1]·s[2i] and
+// x[2i+1]·c[2i+1] + x[2i]·s[2i+1] (a·cos + b·(−sin) is a·cos − b·sin
+// exactly). The vector kernels rotate a whole head per pass.
+func (r *RoPE) RotatePairs(x, c, s []float32) {
+	hd := r.HeadDim
+	heads := len(x) / max(hd, 1)
+	if heads == 0 {
+		return
+	}
+	c, s = c[:hd], s[:hd]
+	if ropePairsSIMD(x[:heads*hd], c, s, heads) {
+		return
+	}
+	for h := range heads {
+		v := x[h*hd : (h+1)*hd]
+		for i := 0; i+1 < hd; i += 2 {
+			a, b := v[i], v[i+1]
+			v[i] = float32(a*c[i]) + float32(b*s[i])
+			v[i+1] = float32(b*c[i+1]) + float32(a*s[i+1])
+		}
+	}
+}
+
 // Angles writes the cosines and sines (HeadDim/2 each) of position pos, for
 // Rotate: Apply(x, pos) is Rotate(x, cos, sin) with these, bit for bit.
 // Callers rotating several vectors at one position compute them once.

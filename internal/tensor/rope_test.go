@@ -1,6 +1,7 @@
 package tensor
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -20,6 +21,35 @@ func TestRoPEAnglesRotate(t *testing.T) {
 		rp.Rotate(x, cs, sn)
 		if !bitsEqual(x, want) {
 			t.Fatalf("pos %d: Angles+Rotate differs from Apply", pos)
+		}
+	}
+}
+
+// TestRoPEPairs checks that PairAngles+RotatePairs is Apply bit for bit on
+// every implementation, for head sizes that are and are not a whole number
+// of vectors, special values included.
+func TestRoPEPairs(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	for _, hd := range []int{2, 6, 16, 18, 64, 128} {
+		rp := NewRoPE(hd, 10000, 8)
+		c, s := make([]float32, hd), make([]float32, hd)
+		for _, pos := range []int{0, 1, 7, 8, 9, 1000, 123456} {
+			for _, heads := range []int{1, 4} {
+				x0 := randVec(r, heads*hd)
+				x0[r.IntN(len(x0))] = float32(math.Inf(1))
+				x0[r.IntN(len(x0))] = float32(math.Copysign(0, -1))
+				want := append([]float32(nil), x0...)
+				rp.Apply(want, pos)
+				rp.PairAngles(pos, c, s)
+				for _, im := range impls() {
+					useImpl(t, im)
+					x := append([]float32(nil), x0...)
+					rp.RotatePairs(x, c, s)
+					if !bitsEqual(x, want) {
+						t.Fatalf("hd %d pos %d heads %d %v: PairAngles+RotatePairs differs from Apply", hd, pos, heads, im)
+					}
+				}
+			}
 		}
 	}
 }

@@ -281,6 +281,34 @@ func genVector(is isa) {
 		RET()
 	}
 
+	// ropePairs: x[2i], x[2i+1] = x[2i]·c[2i] + x[2i+1]·s[2i],
+	// x[2i+1]·c[2i+1] + x[2i]·s[2i+1] (products rounded, then added), the
+	// pair angles c, s of one head (n values) applied to every head.
+	{
+		name := "ropePairs" + is.name
+		TEXT(name, NOSPLIT, "func(x, c, s *float32, n, heads int)")
+		Pragma("noescape")
+		Doc(name + " rotates the interleaved pairs of heads vectors of n values (a multiple of the vector width) by the pair angles c, s.")
+		x, heads := Load(Param("x"), GP64()), Load(Param("heads"), GP64())
+		loop(name+"_head", heads, 1, func() {
+			c, s, n := Load(Param("c"), GP64()), Load(Param("s"), GP64()), Load(Param("n"), GP64())
+			loop(name+"_vec", n, L, func() {
+				v, sw, t := is.vec(), is.vec(), is.vec()
+				VMOVUPS(mem(x, 0), v)
+				VPERMILPS(U8(0xB1), v, sw) // swap each pair
+				VMULPS(mem(c, 0), v, t)
+				VMULPS(mem(s, 0), sw, sw)
+				VADDPS(sw, t, t)
+				VMOVUPS(t, mem(x, 0))
+				for _, r := range []Register{x, c, s} {
+					ADDQ(U32(vb), r)
+				}
+			})
+		})
+		VZEROUPPER()
+		RET()
+	}
+
 	// addMul: y += s ⊙ x (multiply, then add: no fusion).
 	{
 		name := "addMul" + is.name
