@@ -60,8 +60,8 @@ type Options struct {
 	// bfloat16 (half the streaming decoder's memory), and computes every
 	// attention's scores and weighted sums as bfloat16 dot products over
 	// bfloat16 keys and values (tensor.KV.Dot and DotPV, the encoder's
-	// too); results no longer equal the float32 reference. The quantizer's projections stay float32. Implies
-	// KeepBF16.
+	// too); results no longer equal the float32 reference. The quantizer's
+	// projections stay float32. Implies KeepBF16.
 	BF16Dot bool
 	// Int8 quantizes the decoder's transformer matrices to int8, one scale
 	// per output row, and their inputs per row at each product

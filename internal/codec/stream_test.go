@@ -197,9 +197,8 @@ func TestDecodeRejectsBadCodes(t *testing.T) {
 
 // TestDecoderBytes checks the decoder's memory: exactly Σ layers ×
 // (context − 1 + rows per frame, rounded up to even) × d_model × 2 × 4
-// bytes of rings whatever
-// the stream length (a decoder stepped only through a Batch has no scratch
-// of its own), plus Step's scratch.
+// bytes of rings whatever the stream length (a decoder stepped only
+// through a Batch has no scratch of its own), plus Step's scratch.
 func TestDecoderBytes(t *testing.T) {
 	for _, name := range fixtures {
 		m := fixtureModel(t, name)
