@@ -199,6 +199,26 @@ func loop(name string, n Register, step int, body func()) {
 	Label(end)
 }
 
+// streamLoops emits the loops of an elementwise kernel over n floats (a
+// multiple of the vector width): four vectors per round while they last,
+// then one; step(u) does vector u of a round and the pointers ptrs advance
+// after each round.
+func (is isa) streamLoops(name string, n Register, ptrs []Register, step func(u int)) {
+	vb := 4 * is.lanes
+	adv := func(k int) {
+		for _, r := range ptrs {
+			ADDQ(U32(k*vb), r)
+		}
+	}
+	loop(name+"4", n, 4*is.lanes, func() {
+		for u := range 4 {
+			step(u)
+		}
+		adv(4)
+	})
+	loop(name+"1", n, is.lanes, func() { step(0); adv(1) })
+}
+
 func genVector(is isa) {
 	geluErf(is)
 	c := constsFor(is)
@@ -212,23 +232,11 @@ func genVector(is isa) {
 		Pragma("noescape")
 		Doc(name + " computes y[i] += x[i] for i < n, n a multiple of the vector width.")
 		y, x, n := Load(Param("y"), GP64()), Load(Param("x"), GP64()), Load(Param("n"), GP64())
-		loop(name+"4", n, 4*L, func() {
-			for u := range 4 {
-				v := is.vec()
-				VMOVUPS(mem(y, u*vb), v)
-				VADDPS(mem(x, u*vb), v, v)
-				VMOVUPS(v, mem(y, u*vb))
-			}
-			ADDQ(U32(4*vb), y)
-			ADDQ(U32(4*vb), x)
-		})
-		loop(name+"1", n, L, func() {
+		is.streamLoops(name, n, []Register{y, x}, func(u int) {
 			v := is.vec()
-			VMOVUPS(mem(y, 0), v)
-			VADDPS(mem(x, 0), v, v)
-			VMOVUPS(v, mem(y, 0))
-			ADDQ(U32(vb), y)
-			ADDQ(U32(vb), x)
+			VMOVUPS(mem(y, u*vb), v)
+			VADDPS(mem(x, u*vb), v, v)
+			VMOVUPS(v, mem(y, u*vb))
 		})
 		VZEROUPPER()
 		RET()
@@ -254,7 +262,11 @@ func genVector(is isa) {
 		}
 		a := is.vec()
 		VBROADCASTSS(NewParamAddr("a", 8), a)
-		step := func(u int) {
+		ptrs := []Register{y}
+		if axpy {
+			ptrs = append(ptrs, x)
+		}
+		is.streamLoops(name, n, ptrs, func(u int) {
 			v := is.vec()
 			if axpy {
 				VMULPS(mem(x, u*vb), a, v)
@@ -263,20 +275,7 @@ func genVector(is isa) {
 				VMULPS(mem(y, u*vb), a, v)
 			}
 			VMOVUPS(v, mem(y, u*vb))
-		}
-		adv := func(k int) {
-			ADDQ(U32(k*vb), y)
-			if axpy {
-				ADDQ(U32(k*vb), x)
-			}
-		}
-		loop(name+"4", n, 4*L, func() {
-			for u := range 4 {
-				step(u)
-			}
-			adv(4)
 		})
-		loop(name+"1", n, L, func() { step(0); adv(1) })
 		VZEROUPPER()
 		RET()
 	}
@@ -316,25 +315,13 @@ func genVector(is isa) {
 		Pragma("noescape")
 		Doc(name + " computes y[i] += s[i]·x[i] (the product rounded) for i < n, n a multiple of the vector width.")
 		y, s, x, n := Load(Param("y"), GP64()), Load(Param("s"), GP64()), Load(Param("x"), GP64()), Load(Param("n"), GP64())
-		step := func(u int) {
+		is.streamLoops(name, n, []Register{y, s, x}, func(u int) {
 			v := is.vec()
 			VMOVUPS(mem(s, u*vb), v)
 			VMULPS(mem(x, u*vb), v, v)
 			VADDPS(mem(y, u*vb), v, v)
 			VMOVUPS(v, mem(y, u*vb))
-		}
-		adv := func(k int) {
-			for _, r := range []Register{y, s, x} {
-				ADDQ(U32(k*vb), r)
-			}
-		}
-		loop(name+"4", n, 4*L, func() {
-			for u := range 4 {
-				step(u)
-			}
-			adv(4)
 		})
-		loop(name+"1", n, L, func() { step(0); adv(1) })
 		VZEROUPPER()
 		RET()
 	}
