@@ -302,14 +302,7 @@ func loadTransformer(st *weights.Store, prefix string, mc *Module, opts Options)
 		}
 	}
 	// Pack for the SIMD kernels (in place; a no-op on the portable path).
-	pack := func(w *tensor.Mat) {
-		switch {
-		case opts.Int8 && w.PackInt8():
-		case opts.BF16Dot && w.PackBF16Dot():
-		default:
-			w.Pack()
-		}
-	}
+	pack := func(w *tensor.Mat) { w.PackAs(opts.Int8, opts.BF16Dot) }
 	pack(t.inProj)
 	pack(t.outProj)
 	for l := range t.layers {

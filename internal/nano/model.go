@@ -196,14 +196,7 @@ func load(dir string, opts Options) (*Model, error) {
 	// portable path). wte stays row-addressable for embedding lookups and the
 	// two-row text head.
 	m.kv16 = opts.BF16Dot || opts.Int8
-	pack := func(w *tensor.Mat) {
-		switch {
-		case opts.Int8 && w.PackInt8():
-		case opts.BF16Dot && w.PackBF16Dot():
-		default:
-			w.Pack()
-		}
-	}
+	pack := func(w *tensor.Mat) { w.PackAs(opts.Int8, opts.BF16Dot) }
 	for _, e := range m.audioEmb {
 		pack(e)
 	}
