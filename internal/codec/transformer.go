@@ -226,7 +226,12 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 			w.k16, w.v16 = resize(w.k16, me*d), resize(w.v16, me*d)
 			k16, v16 := w.k16, w.v16
 			tensor.For(me/2, rowGrain(4*d), func(a, b int) {
-				kr, v0, v1 := make([]uint16, d), make([]uint16, d), make([]uint16, d)
+				var stack [3 * 512]uint16
+				tmp := stack[:]
+				if 3*d > len(tmp) {
+					tmp = make([]uint16, 3*d)
+				}
+				kr, v0, v1 := tmp[:d], tmp[d:2*d], tmp[2*d:3*d]
 				for p := a; p < b; p++ {
 					i := 2 * p
 					tensor.RoundBF16(v0, qkv[(3*i+2)*d:(3*i+3)*d])
