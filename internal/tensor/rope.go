@@ -68,11 +68,10 @@ func (r *RoPE) PairAngles(pos int, c, s []float32) {
 	half := len(r.invFreq)
 	c, s = c[:2*half], s[:2*half]
 	var cbuf, sbuf [256]float32
-	cs, sn := cbuf[:0], sbuf[:0]
+	cs, sn := cbuf[:], sbuf[:]
 	if half > len(cbuf) {
 		cs, sn = make([]float32, half), make([]float32, half)
 	}
-	cs, sn = cs[:half], sn[:half]
 	r.Angles(pos, cs, sn)
 	for i := range half {
 		c[2*i], c[2*i+1] = cs[i], cs[i]

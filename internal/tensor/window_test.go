@@ -362,17 +362,8 @@ func BenchmarkAttendWindows(b *testing.B) {
 			hk16, hv16 := make([]uint16, len(hk)), make([]uint16, len(hv))
 			RoundBF16(hk16, hk)
 			RoundBF16(hv16, hv)
-			// The same in the pair layout of KV.DotPV (rows rounded up to even).
-			rowsE := tc.nkeys + tc.nkeys%2
-			pk16, pv16 := make([]uint16, heads*rowsE*hd), make([]uint16, heads*rowsE*hd)
-			for h := range heads {
-				for j := range tc.nkeys {
-					for e := range hd {
-						pk16[(h*rowsE+j)*hd+e] = hk16[(h*tc.nkeys+j)*hd+e]
-						pv16[h*rowsE*hd+(j&^1)*hd+2*e+j%2] = hv16[(h*tc.nkeys+j)*hd+e]
-					}
-				}
-			}
+			// The same in the pair layout of KV.DotPV.
+			pairs := pairLayout(k, v, &windowCase{heads: heads, hd: hd, nkeys: tc.nkeys, lo: lo, hi: hi})
 			for _, kv := range []struct {
 				name string
 				kv   KV
@@ -380,7 +371,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 				{"headmajor", KV{K: hk, V: hv, Stride: hd, HeadStride: tc.nkeys * hd}},
 				{"headmajor-bf16", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd}},
 				{"headmajor-dot", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd, Dot: true}},
-				{"headmajor-dotpv", KV{K16: pk16, V16: pv16, Stride: hd, HeadStride: rowsE * hd, Dot: true, DotPV: true}},
+				{"headmajor-dotpv", pairs},
 			} {
 				b.Run(fmt.Sprintf("%s/%s/t=%d", tc.name, kv.name, threads), func(b *testing.B) {
 					useThreads(b, threads)
