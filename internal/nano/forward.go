@@ -10,23 +10,42 @@ import (
 // attention kernels read either layout (tensor.KV); for a decode step the
 // two measured the same, even with the cache out of the processor's caches.
 //
-// With bf16 set (Options.BF16Dot) the same layout holds bfloat16 values in
-// k16 and v16 instead, rounded as tensor.RoundBF16 does: half the memory.
+// With store kvBF16 (Options.BF16Dot) the same layout holds bfloat16 values
+// in k16 and v16 instead, rounded as tensor.RoundBF16 does: half the memory.
+// With kvI8 (the global stack under Options.Int8) it holds signed bytes in
+// k8 and v8, each head of a position quantized with its own scale
+// (tensor.QuantizeI8), the scales in ks and vs at [h·cap + p]: a quarter of
+// the memory, and of the bytes a decode step's attention reads.
 type kvCache struct {
 	k, v     [][]float32
 	k16, v16 [][]uint16
-	bf16     bool
+	k8, v8   [][]int8
+	ks, vs   [][]float32
+	store    kvStore
 	n        int // positions filled
 	cap      int // positions per head
 	nh       int // heads
 	hd       int // head size
 }
 
-func newKVCache(layers, heads, headDim, capacity int, bf16 bool) *kvCache {
-	c := &kvCache{nh: heads, hd: headDim, bf16: bf16}
-	if bf16 {
+// kvStore is how a kvCache stores its values.
+type kvStore uint8
+
+const (
+	kvF32 kvStore = iota
+	kvBF16
+	kvI8
+)
+
+func newKVCache(layers, heads, headDim, capacity int, store kvStore) *kvCache {
+	c := &kvCache{nh: heads, hd: headDim, store: store}
+	switch store {
+	case kvBF16:
 		c.k16, c.v16 = make([][]uint16, layers), make([][]uint16, layers)
-	} else {
+	case kvI8:
+		c.k8, c.v8 = make([][]int8, layers), make([][]int8, layers)
+		c.ks, c.vs = make([][]float32, layers), make([][]float32, layers)
+	default:
 		c.k, c.v = make([][]float32, layers), make([][]float32, layers)
 	}
 	c.alloc(max(capacity, 1))
@@ -37,9 +56,13 @@ func newKVCache(layers, heads, headDim, capacity int, bf16 bool) *kvCache {
 // ones. All layers share one allocation, so that it is big enough for huge
 // pages (fresh 4 KiB pages cost a fault each on the first write).
 func (c *kvCache) alloc(capacity int) {
-	if c.bf16 {
+	switch c.store {
+	case kvBF16:
 		c.k16, c.v16 = allocKV(c.k16, c.v16, tensor.MakeHuge16, c.n, c.cap, capacity, c.nh, c.hd)
-	} else {
+	case kvI8:
+		c.k8, c.v8 = allocKV(c.k8, c.v8, tensor.MakeHuge8, c.n, c.cap, capacity, c.nh, c.hd)
+		c.ks, c.vs = allocKV(c.ks, c.vs, tensor.MakeHuge, c.n, c.cap, capacity, c.nh, 1)
+	default:
 		c.k, c.v = allocKV(c.k, c.v, tensor.MakeHuge, c.n, c.cap, capacity, c.nh, c.hd)
 	}
 	c.cap = capacity
@@ -47,7 +70,7 @@ func (c *kvCache) alloc(capacity int) {
 
 // allocKV returns new per-layer key and value slices of capacity positions
 // holding the first n positions of k and v (capacity old).
-func allocKV[T float32 | uint16](k, v [][]T, mk func(int) []T, n, old, capacity, nh, hd int) ([][]T, [][]T) {
+func allocKV[T float32 | uint16 | int8](k, v [][]T, mk func(int) []T, n, old, capacity, nh, hd int) ([][]T, [][]T) {
 	per := nh * capacity * hd
 	slab := mk(2 * len(k) * per)
 	nk, nv := make([][]T, len(k)), make([][]T, len(v))
@@ -79,35 +102,47 @@ func (c *kvCache) reserve(n int) {
 // put stores the key and value rows (all heads, [heads·hd]) of position p of
 // layer l.
 func (c *kvCache) put(l, p int, k, v []float32) {
-	if c.bf16 {
-		for h := range c.nh {
-			o := (h*c.cap + p) * c.hd
-			tensor.RoundBF16(c.k16[l][o:o+c.hd], k[h*c.hd:(h+1)*c.hd])
-			tensor.RoundBF16(c.v16[l][o:o+c.hd], v[h*c.hd:(h+1)*c.hd])
-		}
-		return
-	}
 	for h := range c.nh {
 		o := (h*c.cap + p) * c.hd
-		copy(c.k[l][o:o+c.hd], k[h*c.hd:(h+1)*c.hd])
-		copy(c.v[l][o:o+c.hd], v[h*c.hd:(h+1)*c.hd])
+		kh, vh := k[h*c.hd:(h+1)*c.hd], v[h*c.hd:(h+1)*c.hd]
+		switch c.store {
+		case kvBF16:
+			tensor.RoundBF16(c.k16[l][o:o+c.hd], kh)
+			tensor.RoundBF16(c.v16[l][o:o+c.hd], vh)
+		case kvI8:
+			c.ks[l][h*c.cap+p] = tensor.QuantizeI8(c.k8[l][o:o+c.hd], kh)
+			c.vs[l][h*c.cap+p] = tensor.QuantizeI8(c.v8[l][o:o+c.hd], vh)
+		default:
+			copy(c.k[l][o:o+c.hd], kh)
+			copy(c.v[l][o:o+c.hd], vh)
+		}
 	}
 }
 
-// kv returns layer l's keys and values for tensor.AttendWindows.
+// kv returns layer l's keys and values for the attention kernels.
 func (c *kvCache) kv(l int) tensor.KV {
-	if c.bf16 {
-		return tensor.KV{K16: c.k16[l], V16: c.v16[l], Stride: c.hd, HeadStride: c.cap * c.hd}
+	kv := tensor.KV{Stride: c.hd, HeadStride: c.cap * c.hd}
+	switch c.store {
+	case kvBF16:
+		kv.K16, kv.V16 = c.k16[l], c.v16[l]
+	case kvI8:
+		kv.K8, kv.V8, kv.KS, kv.VS = c.k8[l], c.v8[l], c.ks[l], c.vs[l]
+	default:
+		kv.K, kv.V = c.k[l], c.v[l]
 	}
-	return tensor.KV{K: c.k[l], V: c.v[l], Stride: c.hd, HeadStride: c.cap * c.hd}
+	return kv
 }
 
 // bytes returns the memory in use by the cached positions.
 func (c *kvCache) bytes() int64 {
-	if c.bf16 {
-		return int64(2*len(c.k16)*c.n*c.nh*c.hd) * 2
+	per := int64(c.n * c.nh * c.hd) // values per layer, keys or values
+	switch c.store {
+	case kvBF16:
+		return int64(2*len(c.k16)) * per * 2
+	case kvI8:
+		return int64(2*len(c.k8)) * (per + int64(c.n*c.nh)*4)
 	}
-	return int64(2*len(c.k)*c.n*c.nh*c.hd) * 4
+	return int64(2*len(c.k)) * per * 4
 }
 
 // seqRows describes the rows of one sequence inside a batched forward: n new

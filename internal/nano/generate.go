@@ -101,7 +101,7 @@ func (m *Model) NewPrefix(ref [][]int) (*Prefix, error) {
 	if err := m.checkRef(ref); err != nil {
 		return nil, err
 	}
-	c := newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), m.prefixLen(ref), m.kv16)
+	c := newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), m.prefixLen(ref), m.globalKV)
 	m.prefill(c, ref)
 	return &Prefix{ref: cloneFrames(ref), cache: c}, nil
 }
@@ -164,7 +164,7 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 	// follows use.
 	capacity := maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
 	g.cache = m.getCache(capacity)
-	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.GPT2.NHead, m.Config.HeadDim(), m.Config.NVQ+1, m.kv16)
+	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.GPT2.NHead, m.Config.HeadDim(), m.Config.NVQ+1, m.localKV)
 	g.seen = make([][]bool, m.Config.NVQ)
 	for c, k := range m.Config.AudioCodebookSizes {
 		g.seen[c] = make([]bool, k)
@@ -180,7 +180,7 @@ func (m *Model) getCache(n int) *kvCache {
 		c.reserve(n)
 		return c
 	}
-	return newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n, m.kv16)
+	return newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n, m.globalKV)
 }
 
 // Next advances the generation by one step on its own. It returns

@@ -117,8 +117,8 @@ func testBatchedEqualsAlone(t *testing.T, opts Options) {
 }
 
 // TestPrefixEqualsFullPrompt: a shared prefix gives the frames of the full
-// prompt, with float32 and with bfloat16 products and caches (the prefix
-// cache then holds bfloat16: half the bytes).
+// prompt, with float32, bfloat16 and int8 products and caches (the prefix
+// cache then holds bfloat16, half the bytes, or int8 with scales).
 func TestPrefixEqualsFullPrompt(t *testing.T) {
 	for _, fixture := range []string{"tiny-a", "tiny-b"} {
 		for _, opts := range []Options{{KeepBF16: true}, {BF16Dot: true}, {Int8: true}} {
@@ -137,12 +137,11 @@ func testPrefixEqualsFullPrompt(t *testing.T, m *Model, fixture string, dot bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	size := int64(4)
-	if dot {
-		size = 2
-	}
+	// Bytes per cached value: float32, bfloat16, or a byte plus a float32
+	// scale per head.
+	size := map[kvStore]float64{kvF32: 4, kvBF16: 2, kvI8: 1 + 4/float64(m.Config.HeadDim())}[m.globalKV]
 	if rows := pre.Rows(); rows != len(m.PrefixRows(g.RefCodes))/(m.Config.NVQ+1) ||
-		pre.Bytes() != 2*int64(m.Config.GPT2.NLayer*rows*m.Config.Hidden())*size {
+		float64(pre.Bytes()) != 2*float64(m.Config.GPT2.NLayer*rows*m.Config.Hidden())*size {
 		t.Fatalf("prefix rows %d bytes %d", pre.Rows(), pre.Bytes())
 	}
 	for _, p := range []Params{goldenParams(g, 20), sampledParams(7)} {
@@ -332,6 +331,28 @@ func TestInt8CloseToF32(t *testing.T) {
 	testCloseToF32(t, Options{Int8: true}, 0.1, 1)
 }
 
+// cacheValue returns element i of head h of position p of layer l's keys
+// (or values) as c stores it.
+func cacheValue(c *kvCache, l int, key bool, h, p, i int) float32 {
+	o := (h*c.cap+p)*c.hd + i
+	switch c.store {
+	case kvBF16:
+		if key {
+			return tensor.BF16ToF32(c.k16[l][o])
+		}
+		return tensor.BF16ToF32(c.v16[l][o])
+	case kvI8:
+		if key {
+			return float32(c.k8[l][o]) * c.ks[l][h*c.cap+p]
+		}
+		return float32(c.v8[l][o]) * c.vs[l][h*c.cap+p]
+	}
+	if key {
+		return c.k[l][o]
+	}
+	return c.v[l][o]
+}
+
 // testCloseToF32 compares the prompt's cache computed with opts to the
 // float32 one (relative RMS difference in (0, tol] per layer) and checks
 // that the transformers' weights take bytesPerWeight each.
@@ -362,21 +383,20 @@ func testCloseToF32(t *testing.T, opts Options, tol float64, bytesPerWeight int6
 			}
 		}
 	}
-	exact, dot := caches[0], caches[1]
-	if !dot.bf16 || dot.k != nil {
-		t.Fatal("the cache does not hold bfloat16")
+	exact, fast := caches[0], caches[1]
+	if want := map[bool]kvStore{false: kvBF16, true: kvI8}[opts.Int8]; fast.store != want || exact.store != kvF32 {
+		t.Fatalf("caches store %d and %d, want %d and %d", exact.store, fast.store, kvF32, want)
 	}
 	for l := range exact.k {
-		for _, pair := range []struct {
-			f32 []float32
-			b16 []uint16
-		}{{exact.k[l], dot.k16[l]}, {exact.v[l], dot.v16[l]}} {
+		for _, key := range []bool{true, false} {
 			var diff, norm float64
 			for h := range exact.nh {
-				for i := range exact.n * exact.hd {
-					a, b := float64(pair.f32[h*exact.cap*exact.hd+i]), float64(tensor.BF16ToF32(pair.b16[h*dot.cap*dot.hd+i]))
-					diff += (a - b) * (a - b)
-					norm += a * a
+				for p := range exact.n {
+					for i := range exact.hd {
+						a, b := float64(cacheValue(exact, l, key, h, p, i)), float64(cacheValue(fast, l, key, h, p, i))
+						diff += (a - b) * (a - b)
+						norm += a * a
+					}
 				}
 			}
 			rel := math.Sqrt(diff / norm)

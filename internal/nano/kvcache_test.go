@@ -1,7 +1,6 @@
 package nano
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/nanovox/nanovox/internal/tensor"
@@ -10,28 +9,39 @@ import (
 // TestKVCacheLayout: positions stored with put keep their values through
 // growth (which re-lays every head out at the new capacity) and reset;
 // kv() addresses head h of position p at K[p·Stride + h·HeadStride].
-// With bfloat16 storage the values read back are the stored ones rounded.
+// With bfloat16 storage the values read back are the stored ones rounded,
+// with int8 storage each head's row quantized (tensor.QuantizeI8) and its
+// scale at KS[(p·Stride + h·HeadStride)/hd].
 func TestKVCacheLayout(t *testing.T) {
-	for _, bf16 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("bf16=%v", bf16), func(t *testing.T) { testKVCacheLayout(t, bf16) })
+	for _, c := range []struct {
+		name  string
+		store kvStore
+	}{{"f32", kvF32}, {"bf16", kvBF16}, {"int8", kvI8}} {
+		t.Run(c.name, func(t *testing.T) { testKVCacheLayout(t, c.store) })
 	}
 }
 
-func testKVCacheLayout(t *testing.T, bf16 bool) {
+func testKVCacheLayout(t *testing.T, store kvStore) {
 	const layers, heads, hd = 2, 3, 4
-	size := 4
-	if bf16 {
-		size = 2
-	}
-	want := func(x float32) float32 {
-		if bf16 {
-			return tensor.BF16ToF32(tensor.F32ToBF16(x))
+	size := map[kvStore]int{kvF32: 4, kvBF16: 2, kvI8: 1}[store]
+	// want returns element i of a head row as stored.
+	want := func(row []float32, i int) float32 {
+		switch store {
+		case kvBF16:
+			return tensor.BF16ToF32(tensor.F32ToBF16(row[i]))
+		case kvI8:
+			q := make([]int8, len(row))
+			s := tensor.QuantizeI8(q, row)
+			return float32(q[i]) * s
 		}
-		return x
+		return row[i]
 	}
 	get := func(kv tensor.KV, o int) (float32, float32) {
-		if bf16 {
+		switch store {
+		case kvBF16:
 			return tensor.BF16ToF32(kv.K16[o]), tensor.BF16ToF32(kv.V16[o])
+		case kvI8:
+			return float32(kv.K8[o]) * kv.KS[o/hd], float32(kv.V8[o]) * kv.VS[o/hd]
 		}
 		return kv.K[o], kv.V[o]
 	}
@@ -70,8 +80,12 @@ func testKVCacheLayout(t *testing.T, bf16 bool) {
 					for i := range hd {
 						o := p*kv.Stride + h*kv.HeadStride + i
 						k, v := get(kv, o)
-						if k != want(val(l, p, h, i, false)) || v != want(val(l, p, h, i, true)) {
-							t.Fatalf("%s: layer %d pos %d head %d [%d] = %v/%v, want %v/%v", name, l, p, h, i, k, v, want(val(l, p, h, i, false)), want(val(l, p, h, i, true)))
+						krow, vrow := make([]float32, hd), make([]float32, hd)
+						for e := range hd {
+							krow[e], vrow[e] = val(l, p, h, e, false), val(l, p, h, e, true)
+						}
+						if wk, wv := want(krow, i), want(vrow, i); k != wk || v != wv {
+							t.Fatalf("%s: layer %d pos %d head %d [%d] = %v/%v, want %v/%v", name, l, p, h, i, k, v, wk, wv)
 						}
 					}
 				}
@@ -79,13 +93,17 @@ func testKVCacheLayout(t *testing.T, bf16 bool) {
 		}
 	}
 	for _, capacity := range []int{1, 2, 5, 64} {
-		c := newKVCache(layers, heads, hd, capacity, bf16)
+		c := newKVCache(layers, heads, hd, capacity, store)
 		fill(c, 0, 3)
 		check("after 3", c, 3)
 		fill(c, 3, 40) // grows at least once for every capacity but 64
 		check("after growth", c, 40)
-		if got := c.bytes(); got != int64(2*layers*40*heads*hd*size) {
-			t.Errorf("bytes %d", got)
+		wantBytes := int64(2 * layers * 40 * heads * hd * size)
+		if store == kvI8 {
+			wantBytes += 2 * layers * 40 * heads * 4 // the scales
+		}
+		if got := c.bytes(); got != wantBytes {
+			t.Errorf("bytes %d, want %d", got, wantBytes)
 		}
 		c.reset()
 		check("reset", c, 0)

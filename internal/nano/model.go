@@ -57,8 +57,10 @@ type Model struct {
 	cachePool freelist.List[*kvCache]
 	// wsPool holds the scratch of NewPrefix calls.
 	wsPool freelist.List[*workspace]
-	// kv16: KV caches hold bfloat16 (Options.BF16Dot or Int8).
-	kv16 bool
+	// globalKV and localKV: how the two stacks' KV caches store values
+	// (bfloat16 under Options.BF16Dot, the global stack's int8 and the
+	// local's bfloat16 under Options.Int8).
+	globalKV, localKV kvStore
 }
 
 // Options tunes Load.
@@ -80,9 +82,12 @@ type Options struct {
 	// the bytes of bfloat16 weights, so the products of a single stream's
 	// step (which reads every weight once per frame) and of batched steps
 	// take about half the time on CPUs with AVX512_VNNI or AVX-VNNI
-	// (tensor.HasInt8Dot). The KV caches hold bfloat16 as with BF16Dot. The
-	// error is that of 8-bit inputs and weights, far larger than BF16Dot's.
-	// Implies KeepBF16.
+	// (tensor.HasInt8Dot). The global transformer's KV caches (the voice
+	// prefixes included) hold int8 too, each head of a position with its
+	// own scale (a quarter of float32's memory and of the bytes a step's
+	// attention reads); the local transformer's hold bfloat16. The error is
+	// that of 8-bit inputs, weights and cached keys and values, far larger
+	// than BF16Dot's. Implies KeepBF16.
 	Int8 bool
 }
 
@@ -195,7 +200,12 @@ func load(dir string, opts Options) (*Model, error) {
 	// Pack the matrices the kernels multiply by (in place; no-op on the
 	// portable path). wte stays row-addressable for embedding lookups and the
 	// two-row text head.
-	m.kv16 = opts.BF16Dot || opts.Int8
+	switch {
+	case opts.Int8:
+		m.globalKV, m.localKV = kvI8, kvBF16
+	case opts.BF16Dot:
+		m.globalKV, m.localKV = kvBF16, kvBF16
+	}
 	pack := func(w *tensor.Mat) { w.PackAs(opts.Int8, opts.BF16Dot) }
 	for _, e := range m.audioEmb {
 		pack(e)

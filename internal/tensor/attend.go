@@ -59,6 +59,14 @@ func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, heads, headDim int,
 			continue
 		}
 		hs := sg.kv.headStride(headDim)
+		if sg.kv.i8() {
+			if msg := sg.kv.checkI8(sg.n, heads, headDim); msg != "" {
+				panic("tensor.AttendKV2: " + msg)
+			}
+			j.wide = min(max(j.wide, sg.n), attnWideRows)
+			j.segs[i] = attnSeg{keys8: sg.kv.K8, vals8: sg.kv.V8, ks: sg.kv.KS, vs: sg.kv.VS, n: sg.n, stride: sg.kv.Stride, headOff: hs}
+			continue
+		}
 		nk, nv := len(sg.kv.K), len(sg.kv.V)
 		if sg.kv.bf16() {
 			if sg.kv.K != nil || sg.kv.V != nil || sg.kv.V16 == nil {
@@ -99,7 +107,9 @@ const attnWideRows = 128
 // row r at keys[r·stride + h·headOff].
 type attnSeg struct {
 	keys, vals      []float32
-	keys16, vals16  []uint16 // bfloat16 storage instead (widened exactly)
+	keys16, vals16  []uint16  // bfloat16 storage instead (widened exactly)
+	keys8, vals8    []int8    // or signed bytes (Stride = head size) …
+	ks, vs          []float32 // … with a scale per row and head, at offset/hd
 	first, n        int
 	stride, headOff int
 }
@@ -166,6 +176,20 @@ func (j *attendJob) run(h int, sp *[]float32) {
 			continue
 		}
 		switch {
+		case sg.keys8 != nil:
+			o := sg.first*sg.stride + h*sg.headOff
+			sk, ks := s[off:off+sg.n], sg.ks[o/hd:o/hd+sg.n]
+			if attnScoresI8SIMD(sk, qh, sg.keys8[o:], ks, sg.stride, j.scale) {
+				break
+			}
+			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
+				n := min(attnWideRows, sg.n-r0)
+				kv := KV{Stride: sg.stride}
+				attnScores(sk[r0:r0+n], qh, kv.rows8(sg.keys8, o+r0*sg.stride, n, hd, wbuf), hd, j.scale)
+			}
+			for i, f := range ks {
+				sk[i] *= f
+			}
 		case sg.keys16 == nil:
 			attnScores(s[off:off+sg.n], qh, sg.keys[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale)
 		case attnScoresBFSIMD(s[off:off+sg.n], qh, sg.keys16[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale):
@@ -185,6 +209,20 @@ func (j *attendJob) run(h int, sp *[]float32) {
 			continue
 		}
 		switch {
+		case sg.vals8 != nil:
+			o := sg.first*sg.stride + h*sg.headOff
+			p, vs := s[off:off+sg.n], sg.vs[o/hd:o/hd+sg.n]
+			if attnSumI8SIMD(oh, p, sg.vals8[o:], vs, sg.stride) {
+				break
+			}
+			for i, f := range vs {
+				p[i] *= f // the probabilities are not needed after this
+			}
+			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
+				n := min(attnWideRows, sg.n-r0)
+				kv := KV{Stride: sg.stride}
+				attnSum(oh, p[r0:r0+n], kv.rows8(sg.vals8, o+r0*sg.stride, n, hd, wbuf), hd)
+			}
 		case sg.vals16 == nil:
 			attnSum(oh, s[off:off+sg.n], sg.vals[sg.first*sg.stride+h*sg.headOff:], sg.stride)
 		case attnSumBFSIMD(oh, s[off:off+sg.n], sg.vals16[sg.first*sg.stride+h*sg.headOff:], sg.stride):

@@ -305,3 +305,187 @@ func BenchmarkAttend(b *testing.B) {
 		}
 	}
 }
+
+// i8Block quantizes the keys and values of n rows (heads × hd, random) into
+// a head-major int8 block of capacity n+2 rows, and returns it with the
+// float32 block of its dequantized values, k·ks rounded to float32.
+func i8Block(r *rand.Rand, n, heads, hd int) (i8, f32 KV) {
+	capacity := n + 2
+	k, v := randVec(r, heads*capacity*hd), randVec(r, heads*capacity*hd)
+	i8 = KV{K8: make([]int8, len(k)), V8: make([]int8, len(v)), KS: make([]float32, heads*capacity), VS: make([]float32, heads*capacity), Stride: hd, HeadStride: capacity * hd}
+	f32 = KV{K: k, V: v, Stride: hd, HeadStride: capacity * hd}
+	for o := 0; o < len(k); o += hd {
+		i8.KS[o/hd] = QuantizeI8(i8.K8[o:o+hd], k[o:o+hd])
+		i8.VS[o/hd] = QuantizeI8(i8.V8[o:o+hd], v[o:o+hd])
+		dequantRow(k[o:o+hd], i8.K8[o:o+hd], i8.KS[o/hd])
+		dequantRow(v[o:o+hd], i8.V8[o:o+hd], i8.VS[o/hd])
+	}
+	return i8, f32
+}
+
+// TestAttendKVInt8 checks int8 blocks in AttendKV2: on every implementation
+// the result is within float32 rounding of the float64 attention over the
+// dequantized values (the int8 arithmetic scales each score and weight
+// instead of each element), independent of threads and of the block split
+// point's storage (a float32 prefix with an int8 own block, say); and
+// AttendWindows over an int8 block gives exactly its result over the
+// dequantized float32 block.
+func TestAttendKVInt8(t *testing.T) {
+	useThreads(t, Threads())
+	oldMin := parMinAttend
+	t.Cleanup(func() { parMinAttend = oldMin })
+	r := rand.New(rand.NewPCG(63, 64))
+	shapes := attendShapes
+	for hd := 8; hd <= 128; hd += 8 { // every weighted-sum kernel width
+		shapes = append(shapes, struct{ heads, hd, extra, nkeys int }{2, hd, 0, 37})
+	}
+	for _, tc := range shapes {
+		if tc.nkeys == 0 || tc.hd == 0 {
+			continue
+		}
+		d := tc.heads * tc.hd
+		na := tc.nkeys / 3
+		nb := tc.nkeys - na
+		ai, af := i8Block(r, na, tc.heads, tc.hd)
+		bi, bf := i8Block(r, nb, tc.heads, tc.hd)
+		q := randVec(r, d)
+		// The float64 reference over the dequantized rows, row-major.
+		keys, vals := make([]float32, tc.nkeys*d), make([]float32, tc.nkeys*d)
+		rows := make([]int, tc.nkeys)
+		for j := range tc.nkeys {
+			rows[j] = j
+			blk, jj := af, j
+			if j >= na {
+				blk, jj = bf, j-na
+			}
+			for h := range tc.heads {
+				o := h*blk.HeadStride + jj*tc.hd
+				copy(keys[j*d+h*tc.hd:], blk.K[o:o+tc.hd])
+				copy(vals[j*d+h*tc.hd:], blk.V[o:o+tc.hd])
+			}
+		}
+		ref := refAttend(q, keys, vals, rows, tc.heads, tc.hd, d, 0.125)
+		for _, im := range impls() {
+			useImpl(t, im)
+			var first []float32
+			for _, threads := range []int{1, 2} {
+				SetThreads(threads)
+				for _, pmin := range []int{0, 1 << 30} {
+					parMinAttend = pmin
+					for _, c := range []struct {
+						name string
+						a, b KV
+					}{{"both", ai, bi}, {"own only", af, bi}, {"prefix only", ai, bf}} {
+						got := make([]float32, d+1)
+						got[d] = 42
+						AttendKV2(got[:d], q, c.a, na, c.b, nb, tc.heads, tc.hd, 0.125, make([]float32, AttendKVScratch(tc.nkeys, tc.hd)))
+						if got[d] != 42 {
+							t.Fatalf("%+v %v: wrote past the output", tc, im)
+						}
+						got = got[:d]
+						for i, w := range ref {
+							if math.Abs(float64(got[i])-w) > 2e-6*(1+math.Abs(w)) {
+								t.Fatalf("%+v %v threads=%d %s: out[%d] = %v, float64 reference %v", tc, im, threads, c.name, i, got[i], w)
+							}
+						}
+						if c.name != "both" {
+							continue
+						}
+						if first == nil {
+							first = got
+						} else if !bitsEqual(got, first) {
+							t.Fatalf("%+v %v threads=%d parMin=%d: result depends on the threads", tc, im, threads, pmin)
+						}
+					}
+				}
+			}
+			// A prompt's rows over one int8 block through AttendWindows.
+			lo, hi := make([]int, nb), make([]int, nb)
+			qs := randVec(r, nb*d)
+			for i := range nb {
+				hi[i] = i + 1
+			}
+			want, got := make([]float32, nb*d), make([]float32, nb*d)
+			AttendWindows(want, d, qs, d, bf, lo, hi, tc.heads, tc.hd, 0.125, nil)
+			AttendWindows(got, d, qs, d, bi, lo, hi, tc.heads, tc.hd, 0.125, nil)
+			if !bitsEqual(got, want) {
+				t.Fatalf("%+v %v: AttendWindows over int8 differs from the dequantized float32 block", tc, im)
+			}
+		}
+	}
+}
+
+// TestAttendKVInt8BadLayouts checks that int8 blocks the kernels cannot
+// read are refused.
+func TestAttendKVInt8BadLayouts(t *testing.T) {
+	r := rand.New(rand.NewPCG(65, 66))
+	good, _ := i8Block(r, 4, 2, 8)
+	for _, c := range []struct {
+		name string
+		mod  func(kv *KV)
+	}{
+		{"row-major", func(kv *KV) { kv.Stride, kv.HeadStride = 16, 8 }},
+		{"no value scales", func(kv *KV) { kv.VS = nil }},
+		{"short key scales", func(kv *KV) { kv.KS = kv.KS[:6] }},
+		{"short values", func(kv *KV) { kv.V8 = kv.V8[:40] }},
+		{"float32 values too", func(kv *KV) { kv.V = make([]float32, 100) }},
+		{"ring", func(kv *KV) { kv.Ring = 6 }},
+	} {
+		for _, call := range []string{"AttendKV2", "AttendWindows"} {
+			kv := good
+			c.mod(&kv)
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s with %s: no panic", call, c.name)
+					}
+				}()
+				out, q := make([]float32, 16), make([]float32, 16)
+				if call == "AttendKV2" {
+					AttendKV2(out, q, kv, 4, KV{}, 0, 2, 8, 1, make([]float32, 300))
+				} else {
+					AttendWindows(out, 16, q, 16, kv, []int{0}, []int{4}, 2, 8, 1, nil)
+				}
+			}()
+		}
+	}
+}
+
+// BenchmarkAttendKV is a decode step's attention of the language model
+// (12 heads × 64, an 80-row voice prefix then 220 own rows) over float32,
+// bfloat16 and int8 caches, hot (one cache) and cold (96 caches, the 8
+// streams × 12 layers of a batched step, cycled through: 21–85 MB).
+func BenchmarkAttendKV(b *testing.B) {
+	const heads, hd, na, nb = 12, 64, 80, 220
+	r := rand.New(rand.NewPCG(3, 3))
+	q := randVec(r, heads*hd)
+	out := make([]float32, heads*hd)
+	sc := make([]float32, AttendKVScratch(na+nb, hd))
+	for _, store := range []string{"f32", "bf16", "int8"} {
+		for _, ncache := range []int{1, 96} {
+			type pair struct{ a, b KV }
+			caches := make([]pair, ncache)
+			for i := range caches {
+				ai, af := i8Block(r, na, heads, hd)
+				bi, bf := i8Block(r, nb, heads, hd)
+				switch store {
+				case "f32":
+					caches[i] = pair{af, bf}
+				case "bf16":
+					caches[i] = pair{KV{K16: toBF16(af.K), V16: toBF16(af.V), Stride: hd, HeadStride: af.HeadStride}, KV{K16: toBF16(bf.K), V16: toBF16(bf.V), Stride: hd, HeadStride: bf.HeadStride}}
+				default:
+					caches[i] = pair{ai, bi}
+				}
+			}
+			b.Run(fmt.Sprintf("%s/caches=%d", store, ncache), func(b *testing.B) {
+				useThreads(b, 1)
+				i := 0
+				for b.Loop() {
+					c := &caches[i%ncache]
+					AttendKV2(out, q, c.a, na, c.b, nb, heads, hd, 0.125, sc)
+					i++
+				}
+			})
+		}
+	}
+}

@@ -29,3 +29,12 @@ func MakeHuge16(n int) []uint16 {
 	}
 	return unsafe.Slice((*uint16)(unsafe.Pointer(&x[0])), n)
 }
+
+// MakeHuge8 is MakeHuge for n bytes (int8 KV caches).
+func MakeHuge8(n int) []int8 {
+	x := MakeHuge((n + 3) / 4)
+	if len(x) == 0 {
+		return make([]int8, n)
+	}
+	return unsafe.Slice((*int8)(unsafe.Pointer(&x[0])), n)
+}

@@ -78,16 +78,25 @@ func absMaxBits(v []float32) uint32 {
 	return m
 }
 
-// quantize writes v quantized into q (signed) and returns the scale.
-func quantize(q []int8, v []float32) float32 {
+// QuantizeI8 writes v quantized to signed bytes into q, as Linear
+// quantizes its rows, and returns the scale: q[i] =
+// round-half-even(v[i]·(127/amax)), scale amax/127 (amax the largest
+// magnitude); a row below 2⁻¹⁰⁰ gives zeros and scale 0, a row with an
+// infinity or a NaN zeros and a NaN scale. q·scale approximates v within
+// half a step, 0.4 % of amax.
+func QuantizeI8(q []int8, v []float32) float32 {
 	q = q[:len(v)]
 	inv, scale, ok := rowScale(v)
 	if !ok {
 		clear(q)
 		return scale
 	}
-	for i, x := range v {
-		q[i] = int8(math.RoundToEven(float64(x * inv)))
+	n := quantSIMD(q, v, inv) // offset by 128: flip the sign bit back
+	for i := range q[:n] {
+		q[i] ^= -128
+	}
+	for i := n; i < len(v); i++ {
+		q[i] = int8(math.RoundToEven(float64(v[i] * inv)))
 	}
 	return scale
 }
@@ -131,7 +140,7 @@ func (m *Mat) PackInt8() bool {
 		q := make([]int8, k)
 		for r := p0 * panelCols; r < min(p1*panelCols, m.Rows); r++ {
 			m.Row(r, row)
-			sw := quantize(q, row)
+			sw := QuantizeI8(q, row)
 			p, lane := r/panelCols, r%panelCols
 			out := dst[p*plen : (p+1)*plen]
 			var sum int32

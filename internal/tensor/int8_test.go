@@ -256,3 +256,50 @@ func TestSetKernels(t *testing.T) {
 		}
 	}
 }
+
+// TestQuantizeI8 checks QuantizeI8 on every implementation against the
+// definition (refQuant), including the rows that quantize to zeros.
+func TestQuantizeI8(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	var rows [][]float32
+	for _, n := range []int{1, 7, 15, 16, 17, 31, 32, 33, 64, 100} {
+		v := randVec(r, n)
+		for i := range v {
+			v[i] *= 3
+		}
+		rows = append(rows, v)
+	}
+	half := make([]float32, 64) // exact .5 steps: round half to even
+	for i := range half {
+		half[i] = float32(i%9) - 4.5
+	}
+	half[0] = 127
+	inf := randVec(r, 40)
+	inf[33] = float32(math.Inf(-1))
+	nan := randVec(r, 40)
+	nan[3] = float32(math.NaN())
+	rows = append(rows, half, inf, nan, make([]float32, 20), []float32{0x1p-101, -0x1p-102}, []float32{-1e30, 1e-30, 5e29})
+	for _, im := range impls() {
+		useImpl(t, im)
+		for i, v := range rows {
+			q := make([]int8, len(v)+1)
+			q[len(v)] = 99 // guard
+			for j := range v {
+				q[j] = 55 // must be overwritten, zeros included
+			}
+			s := QuantizeI8(q[:len(v)], v)
+			wq, ws := refQuant(v)
+			if math.Float32bits(s) != math.Float32bits(ws) && !(math.IsNaN(float64(s)) && math.IsNaN(float64(ws))) {
+				t.Fatalf("%v row %d: scale %v, want %v", im, i, s, ws)
+			}
+			for j := range v {
+				if int32(q[j]) != wq[j] {
+					t.Fatalf("%v row %d: q[%d] = %d, want %d (v %v)", im, i, j, q[j], wq[j], v[j])
+				}
+			}
+			if q[len(v)] != 99 {
+				t.Fatalf("%v row %d: wrote past the row", im, i)
+			}
+		}
+	}
+}

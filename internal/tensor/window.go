@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // KV is a block of cached key and value rows for AttendWindows: head h of
@@ -44,9 +45,21 @@ import (
 // result). Pairs follow physical rows, so a ring whose rows are positions
 // modulo an even Ring pairs keys exactly as a whole sequence from position
 // 0 does.
+//
+// K8 and V8, when set instead, hold the keys and values as signed bytes,
+// each head of a row with its own float32 scale: head h of row r stands for
+// K8[o:o+headDim]·KS[o/headDim], o = r·Stride + h·HeadStride (likewise V8
+// and VS), as QuantizeI8 writes them. They need the head-major layout
+// (Stride = headDim, HeadStride a multiple of headDim) and no ring. AttendKV
+// and AttendKV2 read them directly: a score is ((q·k)·scale)·ks, k the bytes
+// widened exactly, and the weight of a value row p·vs, both rounded to
+// float32. AttendWindows dequantizes them (k·ks, rounded to float32) and
+// attends over those float32 values.
 type KV struct {
 	K, V       []float32
 	K16, V16   []uint16
+	K8, V8     []int8
+	KS, VS     []float32
 	Stride     int
 	HeadStride int // 0: the head size
 	Ring       int // 0: no ring
@@ -65,6 +78,67 @@ func (kv *KV) headStride(hd int) int {
 
 // bf16 reports whether the keys and values are stored as bfloat16.
 func (kv *KV) bf16() bool { return kv.K16 != nil }
+
+// i8 reports whether the keys and values are stored as scaled bytes.
+func (kv *KV) i8() bool { return kv.K8 != nil }
+
+// checkI8 returns why the int8 block kv cannot hold rows rows of heads ×
+// hd, or "".
+func (kv *KV) checkI8(rows, heads, hd int) string {
+	switch {
+	case kv.K != nil || kv.V != nil || kv.K16 != nil || kv.V16 != nil || kv.V8 == nil || kv.KS == nil || kv.VS == nil:
+		return "int8 keys need int8 values, both with scales, and no other storage"
+	case kv.Ring != 0 || kv.Dot || kv.DotPV || hd < 1 || kv.Stride != hd || kv.HeadStride%hd != 0 || kv.HeadStride < 0:
+		return fmt.Sprintf("int8 keys need the head-major layout without a ring (stride %d, head stride %d, head size %d)", kv.Stride, kv.HeadStride, hd)
+	}
+	if rows == 0 || heads == 0 {
+		return ""
+	}
+	end := (rows-1)*kv.Stride + (heads-1)*kv.headStride(hd)
+	if len(kv.K8) < end+hd || len(kv.V8) < end+hd || len(kv.KS) <= end/hd || len(kv.VS) <= end/hd {
+		return fmt.Sprintf("int8 keys %d / values %d / scales %d, %d too short for %d rows of %d heads × %d", len(kv.K8), len(kv.V8), len(kv.KS), len(kv.VS), rows, heads, hd)
+	}
+	return ""
+}
+
+// dequantI8 returns the float32 values of the first rows rows of the int8
+// block kv (heads × hd each), head-major in buf (grown as needed).
+func (kv *KV) dequantI8(rows, heads, hd int, buf *[]float32) KV {
+	per := rows * hd
+	if cap(*buf) < 2*heads*per {
+		*buf = make([]float32, 2*heads*per)
+	}
+	b := (*buf)[:2*heads*per]
+	hs := kv.headStride(hd)
+	for h := range heads {
+		for r := range rows {
+			o := h*hs + r*hd
+			dequantRow(b[h*per+r*hd:h*per+(r+1)*hd], kv.K8[o:o+hd], kv.KS[o/hd])
+			dequantRow(b[(heads+h)*per+r*hd:(heads+h)*per+(r+1)*hd], kv.V8[o:o+hd], kv.VS[o/hd])
+		}
+	}
+	return KV{K: b[:heads*per], V: b[heads*per:], Stride: hd, HeadStride: per}
+}
+
+// dequantRow sets dst[i] = float32(q[i])·s.
+func dequantRow(dst []float32, q []int8, s float32) {
+	for i, v := range q[:len(dst)] {
+		dst[i] = float32(v) * s
+	}
+}
+
+// rows8 widens n rows of hd signed bytes of src, from element offset o and
+// Stride apart, into buf [n][hd] (their exact values, unscaled) and returns
+// it.
+func (kv *KV) rows8(src []int8, o, n, hd int, buf []float32) []float32 {
+	for i := range n {
+		row := src[o+i*kv.Stride : o+i*kv.Stride+hd]
+		for c, v := range row {
+			buf[i*hd+c] = float32(v)
+		}
+	}
+	return buf[:n*hd]
+}
 
 // rows16 widens n rows of hd bfloat16 values of src, from element offset o
 // and Stride apart, into buf [n][hd] and returns it.
@@ -96,6 +170,7 @@ func (kv *KV) row(j int) int {
 // do not allocate.
 type AttnScratch struct {
 	buf   []float32
+	deq   []float32 // int8 blocks dequantized
 	job   windowsJob
 	tiles []windowTile
 }
@@ -141,6 +216,9 @@ func AttendWindows(out []float32, ldo int, q []float32, ldq int, kv KV, lo, hi [
 	}
 	if sc == nil {
 		sc = new(AttnScratch)
+	}
+	if kv.i8() {
+		kv = kv.dequantI8(slices.Max(hi), heads, headDim, &sc.deq)
 	}
 	j := &sc.job
 	*j = windowsJob{out: out, ldo: ldo, q: q, ldq: ldq, kv: kv, lo: lo, hi: hi,
@@ -198,6 +276,12 @@ func checkWindows(out []float32, ldo int, q []float32, ldq int, kv *KV, lo, hi [
 	hs := kv.headStride(headDim)
 	if kv.HeadStride < 0 || kv.Stride < 0 {
 		bad("stride %d, head stride %d", kv.Stride, kv.HeadStride)
+	}
+	if kv.i8() {
+		if msg := kv.checkI8(rows, heads, headDim); msg != "" {
+			bad("%s", msg)
+		}
+		return
 	}
 	if kv.HeadStride == 0 && kv.Stride < d {
 		bad("stride %d shorter than a row of %d", kv.Stride, d)

@@ -14,11 +14,49 @@ import (
 const attnSumMaxVecs = 8
 
 func genAttention(is isa) {
-	for _, bf := range []bool{false, true} {
-		attnScores(is, bf)
+	for _, el := range []elemKind{elemF32, elemBF16, elemI8} {
+		attnScores(is, el)
 		for nv := 1; nv <= attnSumMaxVecs; nv++ {
-			attnSum(is, nv, bf)
+			attnSum(is, nv, el)
 		}
+	}
+}
+
+// elemKind is how the keys and values an attention kernel reads are stored.
+type elemKind int
+
+const (
+	elemF32  elemKind = iota
+	elemBF16          // bfloat16 (tensor.KV.K16)
+	elemI8            // signed bytes with a float32 scale per row (tensor.KV.K8)
+)
+
+// bytes is the size of one element.
+func (el elemKind) bytes() int { return [...]int{4, 2, 1}[el] }
+
+// name is the infix of the kernels' names.
+func (el elemKind) name() string { return [...]string{"", "BF16", "I8"}[el] }
+
+// goType is the Go type of the elements.
+func (el elemKind) goType() string { return [...]string{"*float32", "*uint16", "*int8"}[el] }
+
+// loadKV returns a vector of lanes keys or values at m as float32: as
+// loadElems, or signed bytes sign-extended and converted, which is their
+// exact value.
+func (is isa) loadKV(m Mem, el elemKind) Op {
+	if el != elemI8 {
+		return is.loadElems(m, el == elemBF16)
+	}
+	t := is.vec()
+	VPMOVSXBD(m, t)
+	VCVTDQ2PS(t, t)
+	return t
+}
+
+// scaleBytes shifts a count of elements in r into bytes.
+func scaleBytes(r Register, el elemKind) {
+	if sh := bits.TrailingZeros(uint(el.bytes())); sh > 0 {
+		SHLQ(U8(sh), r)
 	}
 }
 
@@ -45,29 +83,36 @@ func (is isa) loadElems(m Mem, bf bool) Op {
 // followed by the fixed pairwise lane tree of reduceF32, whether the key is
 // computed in a block of one vector's worth of keys (lane sums transposed
 // together) or alone, so a score never depends on n or on its position.
-func attnScores(is isa, bf bool) {
-	name := "attnScores" + bfName(bf) + is.name
-	kt := "*float32"
-	if bf {
-		kt = "*uint16"
+//
+// The I8 variant reads keys stored as signed bytes and takes one more
+// argument, ks *float32, the keys' scales: out[j] = ((q · k_j) · scale) · ks[j].
+func attnScores(is isa, el elemKind) {
+	name := "attnScores" + el.name() + is.name
+	sig := "func(q *float32, k " + el.goType() + ", stride, n, hd int, scale float32, out *float32)"
+	if el == elemI8 {
+		sig = "func(q *float32, k *int8, stride, n, hd int, scale float32, out *float32, ks *float32)"
 	}
-	TEXT(name, NOSPLIT, "func(q *float32, k "+kt+", stride, n, hd int, scale float32, out *float32)")
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
 	Doc(name + " computes the scaled dot products of q with n keys of hd elements, stride elements apart.")
 	L := is.lanes
 	vb := 4 * L
-	es := elemBytes(bf)
+	es := el.bytes()
 	kvb := es * L // bytes of one vector of keys
 	B := L        // keys per block
 	q := Load(Param("q"), GP64())
 	kb := Load(Param("k"), GP64())
 	s := Load(Param("stride"), GP64())
-	SHLQ(U8(bits.TrailingZeros(uint(es))), s)
+	scaleBytes(s, el)
 	s3 := GP64()
 	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
 	n := Load(Param("n"), GP64())
 	hd := Load(Param("hd"), GP64())
 	out := Load(Param("out"), GP64())
+	var ks Register
+	if el == elemI8 {
+		ks = Load(Param("ks"), GP64())
+	}
 	scale := is.vec()
 	VBROADCASTSS(NewParamAddr("scale", 40), scale)
 
@@ -112,7 +157,7 @@ func attnScores(is isa, bf bool) {
 	VMOVUPS(mem(qp, 0), qv)
 	for slot := range acc {
 		acc[slot] = is.vec()
-		VMULPS(is.loadElems(keyMem(keyOf(slot)), bf), qv, acc[slot])
+		VMULPS(is.loadKV(keyMem(keyOf(slot)), el), qv, acc[slot])
 	}
 	MOVQ(hd, vc)
 	SUBQ(U32(L), vc)
@@ -125,7 +170,7 @@ func attnScores(is isa, bf bool) {
 	}
 	VMOVUPS(mem(qp, 0), qv)
 	for slot := range acc {
-		VFMADD231PS(is.loadElems(keyMem(keyOf(slot)), bf), qv, acc[slot])
+		VFMADD231PS(is.loadKV(keyMem(keyOf(slot)), el), qv, acc[slot])
 	}
 	SUBQ(U32(L), vc)
 	JMP(LabelRef(name + "_bv"))
@@ -160,11 +205,15 @@ func attnScores(is isa, bf bool) {
 		v = level(v, shufps, 0x88, 0xDD)  // + l+1
 	}
 	VMULPS(scale, v[0], v[0])
+	if el == elemI8 {
+		VMULPS(mem(ks, 0), v[0], v[0])
+		ADDQ(U32(4*B), ks)
+	}
 	VMOVUPS(v[0], mem(out, 0))
 	ADDQ(U32(4*B), out)
 	LEAQ(Mem{Base: bases[nb-1], Index: s, Scale: 4}, kb) // kb += B·stride (bases advanced by the v loop)
 	MOVQ(hd, vc)
-	SHLQ(U8(bits.TrailingZeros(uint(es))), vc)
+	scaleBytes(vc, el)
 	SUBQ(U32(kvb), vc)
 	SUBQ(vc, kb)
 	SUBQ(U32(B), n)
@@ -178,7 +227,7 @@ func attnScores(is isa, bf bool) {
 	MOVQ(kb, bases[0])
 	a := is.vec()
 	VMOVUPS(mem(qp, 0), a)
-	VMULPS(is.loadElems(mem(bases[0], 0), bf), a, a)
+	VMULPS(is.loadKV(mem(bases[0], 0), el), a, a)
 	MOVQ(hd, vc)
 	SUBQ(U32(L), vc)
 	Label(name + "_sv")
@@ -188,12 +237,16 @@ func attnScores(is isa, bf bool) {
 	ADDQ(U32(kvb), bases[0])
 	t := is.vec()
 	VMOVUPS(mem(qp, 0), t)
-	VFMADD231PS(is.loadElems(mem(bases[0], 0), bf), t, a)
+	VFMADD231PS(is.loadKV(mem(bases[0], 0), el), t, a)
 	SUBQ(U32(L), vc)
 	JMP(LabelRef(name + "_sv"))
 	Label(name + "_stree")
 	r := is.reduceF32(a)
 	VMULSS(scale.AsX(), r, r)
+	if el == elemI8 {
+		VMULSS(mem(ks, 0), r, r)
+		ADDQ(U32(4), ks)
+	}
 	VMOVSS(r, mem(out, 0))
 	ADDQ(U32(4), out)
 	ADDQ(s, kb)
@@ -208,24 +261,31 @@ func attnScores(is isa, bf bool) {
 // attnSum generates func(out, p, v *float32, stride, n int):
 // out[0:nv·lanes] += Σ_j p[j]·v[j·stride : …] as one FMA chain per element,
 // in order of j.
-func attnSum(is isa, nv int, bf bool) {
-	name := fmt.Sprintf("attnSum%s%s_%d", bfName(bf), is.name, nv)
-	vt := "*float32"
-	if bf {
-		vt = "*uint16"
+//
+// The I8 variant reads values stored as signed bytes and takes their scales
+// vs *float32: the weight of v[j] is then p[j]·vs[j], rounded to float32.
+func attnSum(is isa, nv int, el elemKind) {
+	name := fmt.Sprintf("attnSum%s%s_%d", el.name(), is.name, nv)
+	sig := "func(out, p *float32, v " + el.goType() + ", stride, n int)"
+	if el == elemI8 {
+		sig = "func(out, p *float32, v *int8, stride, n int, vs *float32)"
 	}
-	TEXT(name, NOSPLIT, "func(out, p *float32, v "+vt+", stride, n int)")
+	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s accumulates out += Σ_j p[j]·v[j·stride:] over %d vectors, one FMA chain per element in order of j.", name, nv))
 	L := is.lanes
 	vb := 4 * L
-	es := elemBytes(bf)
+	es := el.bytes()
 	out := Load(Param("out"), GP64())
 	p := Load(Param("p"), GP64())
 	vp := Load(Param("v"), GP64())
 	s := Load(Param("stride"), GP64())
-	SHLQ(U8(bits.TrailingZeros(uint(es))), s)
+	scaleBytes(s, el)
 	n := Load(Param("n"), GP64())
+	var vs Register
+	if el == elemI8 {
+		vs = Load(Param("vs"), GP64())
+	}
 	acc := make([]VecVirtual, nv)
 	for i := range acc {
 		acc[i] = is.vec()
@@ -233,9 +293,17 @@ func attnSum(is isa, nv int, bf bool) {
 	}
 	loop(name, n, 1, func() {
 		b := is.vec()
-		VBROADCASTSS(mem(p, 0), b)
+		if el == elemI8 {
+			w := XMM()
+			VMOVSS(mem(p, 0), w)
+			VMULSS(mem(vs, 0), w, w)
+			VBROADCASTSS(w, b)
+			ADDQ(U32(4), vs)
+		} else {
+			VBROADCASTSS(mem(p, 0), b)
+		}
 		for i := range acc {
-			VFMADD231PS(is.loadElems(mem(vp, i*es*L), bf), b, acc[i])
+			VFMADD231PS(is.loadKV(mem(vp, i*es*L), el), b, acc[i])
 		}
 		ADDQ(U32(4), p)
 		ADDQ(s, vp)
