@@ -168,6 +168,8 @@ func (sq *seqRows) base() int {
 type workspace struct {
 	x, h, qkv, att, ff []float32
 	scores             []float32
+	prompts            []promptRows
+	rowScores          [][]float32 // attendPrompts' scores, per chunk
 	lo, hi             []int
 	attn               tensor.AttnScratch
 }
@@ -210,7 +212,8 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 		tensor.LayerNorm(ws.h, x, R, b.ln1W, b.ln1B, float32(m.Config.GPT2.LayerNormEpsilon))
 		tensor.Linear(ws.qkv, ws.h, R, b.attnW, b.attnB)
 		r := 0
-		for _, sq := range seqs {
+		ws.prompts = ws.prompts[:0]
+		for i, sq := range seqs {
 			c := sq.cache
 			p0, base := c.n, sq.base()
 			for t := range sq.n {
@@ -223,13 +226,15 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 				c.put(l, p0+t, k, v)
 			}
 			switch {
-			case sq.pre != nil:
-				// After a shared prefix: each row attends over all of it,
+			case sq.pre != nil && sq.n == 1:
+				// After a shared prefix: the row attends over all of it,
 				// then over its own rows up to itself.
-				ws.scores = grow(ws.scores, tensor.AttendKVScratch(base+p0+sq.n, hd))
-				for t := range sq.n {
-					tensor.AttendKV2(ws.att[(r+t)*H:], ws.qkv[(r+t)*3*H:], sq.pre.kv(l), base, c.kv(l), p0+t+1, nh, hd, b.scale, ws.scores)
-				}
+				ws.scores = grow(ws.scores, tensor.AttendKVScratch(base+p0+1, hd))
+				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), base, c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
+			case sq.pre != nil:
+				// A prompt after a shared prefix: the same attention row
+				// by row, after this loop, with every such row of the step.
+				ws.prompts = append(ws.prompts, promptRows{seq: i, row: r})
 			case sq.n == 1:
 				// Causal: row t sees positions 0 … p0+t. A decode step's
 				// single row takes the per-head kernel (vectorised over the
@@ -249,6 +254,9 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 			}
 			r += sq.n
 		}
+		if len(ws.prompts) > 0 {
+			m.attendPrompts(l, b.scale, seqs, ws)
+		}
 		tensor.Linear(ws.h, ws.att, R, b.projW, b.projB)
 		tensor.Add(x[:R*H], ws.h)
 		// MLP: x += fc_out(gelu(fc_in(ln_2 x))).
@@ -262,6 +270,47 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 		sq.cache.n += sq.n
 	}
 }
+
+// promptRows is a sequence of a forward pass whose rows are a prompt after
+// a shared prefix: seqs[seq], its first row at row of the pass.
+type promptRows struct{ seq, row int }
+
+// attendPrompts computes layer l's attention of the rows of ws.prompts (their
+// keys and values already cached), each row over its prefix and its own
+// rows up to itself, as a decode step's row. One row is too little work to
+// split by heads, so the rows of all such sequences are spread over the
+// pool together: a step that starts new requests is mostly these.
+func (m *Model) attendPrompts(l int, scale float32, seqs []seqRows, ws *workspace) {
+	H, hd, nh := m.Config.Hidden(), m.Config.HeadDim(), m.Config.GPT2.NHead
+	total, need := 0, 0
+	for _, p := range ws.prompts {
+		sq := &seqs[p.seq]
+		total += sq.n
+		need = max(need, tensor.AttendKVScratch(sq.base()+sq.cache.n+sq.n, hd))
+	}
+	chunks := min(total, promptChunks)
+	grain := (total + chunks - 1) / chunks
+	for len(ws.rowScores) < chunks {
+		ws.rowScores = append(ws.rowScores, nil)
+	}
+	tensor.For(total, grain, func(lo, hi int) {
+		sc := &ws.rowScores[lo/grain]
+		*sc = grow(*sc, need)
+		first := 0 // flat index of the current sequence's first row
+		for _, p := range ws.prompts {
+			sq := &seqs[p.seq]
+			for t := max(lo-first, 0); t < min(hi-first, sq.n); t++ {
+				r, p0 := p.row+t, sq.cache.n
+				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), sq.base(), sq.cache.kv(l), p0+t+1, nh, hd, scale, *sc)
+			}
+			first += sq.n
+		}
+	})
+}
+
+// promptChunks is how many chunks attendPrompts cuts its rows into: a few
+// per thread, for balance.
+const promptChunks = 8
 
 // embedRows writes the input embedding of each row into x [rows, H]:
 // wte[text] + Σ_c audio_emb[c][code_c] over codes that are not the pad.

@@ -131,8 +131,10 @@ func BenchmarkFramePipeline(b *testing.B) {
 }
 
 // BenchmarkFrameParts splits one stream's frame into the language model and
-// the codec decode (and 8 streams' step: lm-8, codec-8), and times the two steps of a new inline voice: the 5 s
-// clip's encode and its prompt prefix (the prefill of 62 frames of codes).
+// the codec decode (and 8 streams' step: lm-8, codec-8), times the language
+// model's step that starts 1 or 8 requests of a saved voice (prompt-1,
+// prompt-8), and the two steps of a new inline voice: the 5 s clip's encode
+// and its prompt prefix (the prefill of 62 frames of codes).
 func BenchmarkFrameParts(b *testing.B) {
 	f := fullSize(b)
 	b.Run("lm", func(b *testing.B) {
@@ -192,6 +194,56 @@ func BenchmarkFrameParts(b *testing.B) {
 			}
 		}
 	})
+	// The step that starts n requests with a saved voice (its prefix
+	// cached): the prompt of each request's text after the prefix, then its
+	// first frame. The jobs are ended (untimed) so that their caches are
+	// reused, as in a serving process.
+	for _, n := range []int{1, 8} {
+		b.Run("prompt-"+itoa(n), func(b *testing.B) {
+			ref := make([][]int, 62)
+			for i := range ref {
+				ref[i] = make([]int, f.LM.Config.NVQ)
+				for c := range ref[i] {
+					ref[i][c] = (i*31 + c*7) % 1024
+				}
+			}
+			v := &engine.Voice{Codes: ref, Key: "bench"}
+			pre, err := f.NewPrefix(v)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p := f.DefaultParams()
+			p.IgnoreEOS = true
+			p.MaxFrames = 1
+			st := f.LM.NewStepper()
+			gens := make([]*nano.Generation, n)
+			for b.Loop() {
+				b.StopTimer()
+				for i := range gens {
+					p.Seed = uint64(i)
+					j, err := f.Prepare(v, pre, "This benchmark sentence is long enough to make one natural chunk of speech for nanovox.", p)
+					if err != nil {
+						b.Fatal(err)
+					}
+					gens[i] = j.(*job).gen
+				}
+				b.StartTimer()
+				if _, err := st.Step(gens); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				if _, err := st.Step(gens); err != nil { // ends them: no compute
+					b.Fatal(err)
+				}
+				for _, g := range gens {
+					if !g.Done() {
+						b.Fatal("job not done after its frame")
+					}
+				}
+				b.StartTimer()
+			}
+		})
+	}
 	b.Run("prefix-5s", func(b *testing.B) {
 		ref := make([][]int, 62)
 		for i := range ref {
