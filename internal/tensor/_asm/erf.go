@@ -10,6 +10,7 @@ import (
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
 )
 
 // GELU with the exact erf, y = x·Φ(x), Φ(x) = ½·erfc(−x/√2), in float32.
@@ -145,54 +146,88 @@ func geluErf(is isa) {
 	Pragma("noescape")
 	Doc(name + " applies the exact GELU x·Φ(x) in float32 to x[i], i < n, n a multiple of the vector width.")
 	x, n := Load(Param("x"), GP64()), Load(Param("n"), GP64())
-	loop(name, n, L, func() {
-		v := is.vec()
-		VMOVUPS(mem(x, 0), v)
-		z := is.vec()
-		VANDPS(c.get("absmask"), v, z)
-		VMULPS(c.get("invsqrt2"), z, z)
+	// u vectors at a time, their instructions interleaved (see gelutanh).
+	body := func(u int) {
+		vs := make([]VecVirtual, u)
+		each := func(f func(i int)) {
+			for i := range vs {
+				f(i)
+			}
+		}
+		each(func(i int) {
+			vs[i] = is.vec()
+			VMOVUPS(mem(x, i*vb), vs[i])
+		})
+		z := make([]VecVirtual, u)
+		each(func(i int) {
+			z[i] = is.vec()
+			VANDPS(c.get("absmask"), vs[i], z[i])
+		})
+		each(func(i int) { VMULPS(c.get("invsqrt2"), z[i], z[i]) })
 		zmax := is.vec()
 		VMOVUPS(c.get("zmax"), zmax)
-		VMINPS(z, zmax, z) // keeps NaN; only stops +Inf from making u NaN
-		r := is.vec()
-		VADDPS(c.get("two"), z, r)
+		each(func(i int) { VMINPS(z[i], zmax, z[i]) }) // keeps NaN; only stops +Inf from making u NaN
+		r := make([]VecVirtual, u)
+		each(func(i int) {
+			r[i] = is.vec()
+			VADDPS(c.get("two"), z[i], r[i])
+		})
 		one := is.vec()
 		VMOVUPS(c.get("one"), one)
-		VDIVPS(r, one, r) // r = 1/(2+z)
-		u := is.vec()
-		VMOVUPS(c.get("two"), u)
-		VSUBPS(z, u, u)
-		VMULPS(r, u, u) // u = (2−z)·r
-		t := z          // z is dead: t = 2r
-		VADDPS(r, r, t)
-		p := is.vec()
-		VMOVUPS(c.get(fmt.Sprintf("g%d", geluDegree)), p)
-		for i := geluDegree - 1; i >= 0; i-- {
-			VFMADD213PS(c.get(fmt.Sprintf("g%d", i)), u, p)
+		each(func(i int) { VDIVPS(r[i], one, r[i]) }) // r = 1/(2+z)
+		us := make([]VecVirtual, u)
+		each(func(i int) {
+			us[i] = is.vec()
+			VMOVUPS(c.get("two"), us[i])
+		})
+		each(func(i int) { VSUBPS(z[i], us[i], us[i]) })
+		each(func(i int) { VMULPS(r[i], us[i], us[i]) }) // u = (2−z)·r
+		t := z                                           // z is dead: t = 2r
+		each(func(i int) { VADDPS(r[i], r[i], t[i]) })
+		p := make([]VecVirtual, u)
+		each(func(i int) {
+			p[i] = is.vec()
+			VMOVUPS(c.get(fmt.Sprintf("g%d", geluDegree)), p[i])
+		})
+		for j := geluDegree - 1; j >= 0; j-- {
+			each(func(i int) { VFMADD213PS(c.get(fmt.Sprintf("g%d", j)), us[i], p[i]) })
 		}
-		hx := is.vec()
-		VMULPS(c.get("half"), v, hx)
-		VFNMADD231PS(hx, v, p) // p − x·(x/2)
-		e := is.exp32(c, p)
-		VMULPS(t, e, e)
-		VMULPS(c.get("half"), e, e) // ½·erfc(z)
-		om := is.vec()
-		VSUBPS(e, one, om) // 1 − ½·erfc(z)
-		zero, phi := is.vec(), is.vec()
+		hx := make([]VecVirtual, u)
+		each(func(i int) {
+			hx[i] = is.vec()
+			VMULPS(c.get("half"), vs[i], hx[i])
+		})
+		each(func(i int) { VFNMADD231PS(hx[i], vs[i], p[i]) }) // p − x·(x/2)
+		e := is.exp32N(c, p)
+		each(func(i int) { VMULPS(t[i], e[i], e[i]) })
+		each(func(i int) { VMULPS(c.get("half"), e[i], e[i]) }) // ½·erfc(z)
+		om := make([]VecVirtual, u)
+		each(func(i int) {
+			om[i] = is.vec()
+			VSUBPS(e[i], one, om[i]) // 1 − ½·erfc(z)
+		})
+		zero := is.vec()
 		is.zero(zero)
-		if L == 16 {
-			k := K()
-			VCMPPS(U8(1), zero, v, k) // x < 0
-			VBLENDMPS(e, om, k, phi)
-		} else {
-			m := is.vec()
-			VCMPPS(U8(1), zero, v, m)
-			VBLENDVPS(m, e, om, phi)
-		}
-		VMULPS(phi, v, v)
-		VMOVUPS(v, mem(x, 0))
-		ADDQ(U32(vb), x)
-	})
+		each(func(i int) {
+			phi := is.vec()
+			if L == 16 {
+				k := K()
+				VCMPPS(U8(1), zero, vs[i], k) // x < 0
+				VBLENDMPS(e[i], om[i], k, phi)
+			} else {
+				m := is.vec()
+				VCMPPS(U8(1), zero, vs[i], m)
+				VBLENDVPS(m, e[i], om[i], phi)
+			}
+			VMULPS(phi, vs[i], vs[i])
+		})
+		each(func(i int) { VMOVUPS(vs[i], mem(x, i*vb)) })
+		ADDQ(U32(u*vb), x)
+	}
+	if u := is.geluUnroll(); u > 1 {
+		loop(name+"_u", n, u*L, func() { body(u) })
+	}
+	loop(name, n, L, func() { body(1) })
 	VZEROUPPER()
 	RET()
 }

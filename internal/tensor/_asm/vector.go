@@ -115,32 +115,65 @@ func (is isa) cvtStore(v VecVirtual, m Mem) {
 	VMOVUPS(h, m)
 }
 
+// geluUnroll is how many vectors the GELU kernels process at a time: as
+// many as the registers hold (four with AVX-512's 32, two with AVX2's 16;
+// measured on Zen 5, BenchmarkOps/GELU*: one vector at a time left the
+// kernels waiting on their ≈ 25-deep chains of dependent operations).
+func (is isa) geluUnroll() int {
+	if is.regs >= 32 {
+		return 4
+	}
+	return 2
+}
+
 // clamp bounds t to [lo, hi] keeping NaN: the variable is the second
 // (NaN-returning) source of VMAXPD/VMINPD.
-func (is isa) clamp(c *consts, t VecVirtual) {
+func (is isa) clamp(c *consts, t VecVirtual) { is.clampN(c, []VecVirtual{t}) }
+
+// clampN is clamp of several independent vectors, instruction by
+// instruction interleaved.
+func (is isa) clampN(c *consts, ts []VecVirtual) {
 	b := is.f64()
 	VMOVUPD(c.get("lo"), b)
-	VMAXPD(t, b, t)
+	for _, t := range ts {
+		VMAXPD(t, b, t)
+	}
 	VMOVUPD(c.get("hi"), b)
-	VMINPD(t, b, t)
+	for _, t := range ts {
+		VMINPD(t, b, t)
+	}
 }
 
 // exp returns exp(t) (t already clamped), clobbering t.
-func (is isa) exp(c *consts, t VecVirtual) VecVirtual {
-	y, n, p := is.f64(), is.f64(), is.f64()
-	VMULPD(c.get("log2e"), t, y)
-	VADDPD(c.get("magic"), y, y)
-	VSUBPD(c.get("magic"), y, n)
-	VFNMADD231PD(c.get("ln2hi"), n, t)
-	VFNMADD231PD(c.get("ln2lo"), n, t)
-	VMOVUPD(c.get("c13"), p)
-	for i := 12; i >= 0; i-- {
-		VFMADD213PD(c.get(fmt.Sprintf("c%d", i)), t, p)
+func (is isa) exp(c *consts, t VecVirtual) VecVirtual { return is.expN(c, []VecVirtual{t})[0] }
+
+// expN is exp of several independent vectors, instruction by instruction
+// interleaved so that their dependency chains overlap (each vector's
+// operations, and so its bits, are exp's).
+func (is isa) expN(c *consts, ts []VecVirtual) []VecVirtual {
+	k := len(ts)
+	y, n, p := make([]VecVirtual, k), make([]VecVirtual, k), make([]VecVirtual, k)
+	for i := range ts {
+		y[i], n[i], p[i] = is.f64(), is.f64(), is.f64()
 	}
-	VPSUBQ(c.get("magic"), y, y)
-	VPADDQ(c.get("bias1023"), y, y)
-	VPSLLQ(U8(52), y, y)
-	VMULPD(y, p, p)
+	each := func(f func(i int)) {
+		for i := range ts {
+			f(i)
+		}
+	}
+	each(func(i int) { VMULPD(c.get("log2e"), ts[i], y[i]) })
+	each(func(i int) { VADDPD(c.get("magic"), y[i], y[i]) })
+	each(func(i int) { VSUBPD(c.get("magic"), y[i], n[i]) })
+	each(func(i int) { VFNMADD231PD(c.get("ln2hi"), n[i], ts[i]) })
+	each(func(i int) { VFNMADD231PD(c.get("ln2lo"), n[i], ts[i]) })
+	each(func(i int) { VMOVUPD(c.get("c13"), p[i]) })
+	for j := 12; j >= 0; j-- {
+		each(func(i int) { VFMADD213PD(c.get(fmt.Sprintf("c%d", j)), ts[i], p[i]) })
+	}
+	each(func(i int) { VPSUBQ(c.get("magic"), y[i], y[i]) })
+	each(func(i int) { VPADDQ(c.get("bias1023"), y[i], y[i]) })
+	each(func(i int) { VPSLLQ(U8(52), y[i], y[i]) })
+	each(func(i int) { VMULPD(y[i], p[i], p[i]) })
 	return p
 }
 
@@ -397,10 +430,10 @@ func genVector(is isa) {
 
 	// Float64 work on float32 data goes in steps of one float32 vector: two
 	// float64 vectors (lo, hi halves).
-	load2 := func(p Register) (VecVirtual, VecVirtual) {
+	load2 := func(p Register, off int) (VecVirtual, VecVirtual) {
 		lo, hi := is.f64(), is.f64()
-		VCVTPS2PD(mem(p, 0), lo)
-		VCVTPS2PD(mem(p, vb/2), hi)
+		VCVTPS2PD(mem(p, off), lo)
+		VCVTPS2PD(mem(p, off+vb/2), hi)
 		return lo, hi
 	}
 
@@ -415,7 +448,7 @@ func genVector(is isa) {
 		is.zero(a0)
 		is.zero(a1)
 		loop(name, n, L, func() {
-			lo, hi := load2(x)
+			lo, hi := load2(x, 0)
 			VADDPD(lo, a0, a0)
 			VADDPD(hi, a1, a1)
 			ADDQ(U32(vb), x)
@@ -439,7 +472,7 @@ func genVector(is isa) {
 		is.zero(a0)
 		is.zero(a1)
 		loop(name, n, L, func() {
-			lo, hi := load2(x)
+			lo, hi := load2(x, 0)
 			VSUBPD(mean, lo, lo)
 			VSUBPD(mean, hi, hi)
 			VFMADD231PD(lo, lo, a0)
@@ -471,7 +504,7 @@ func genVector(is isa) {
 				JZ(LabelRef(name + "_nob_top"))
 			}
 			loop(lname, n, L, func() {
-				lo, hi := load2(x)
+				lo, hi := load2(x, 0)
 				VSUBPD(mean, lo, lo)
 				VSUBPD(mean, hi, hi)
 				VMULPD(inv, lo, lo)
@@ -564,23 +597,49 @@ func genVector(is isa) {
 		Pragma("noescape")
 		Doc(name + " applies GELU (tanh form, as x/(1+exp(−2u))) in float64 to x[i], i < n, n a multiple of the vector width.")
 		x, n := Load(Param("x"), GP64()), Load(Param("n"), GP64())
-		loop(name, n, L, func() {
-			lo, hi := load2(x)
-			for h, f := range []VecVirtual{lo, hi} {
-				a := is.f64()
-				VMULPD(c.get("gelu3"), f, a)
-				VMULPD(f, a, a)
-				VMULPD(f, a, a)
-				VADDPD(a, f, a)
-				VMULPD(c.get("gelum2c"), a, a)
-				is.clamp(c, a)
-				e := is.exp(c, a)
-				VADDPD(c.get("one"), e, e)
-				VDIVPD(e, f, f)
-				is.cvtStore(f, mem(x, h*vb/2))
+		// u float32 vectors (2u float64 chains) at a time, their
+		// instructions interleaved: one vector's chain of dependent
+		// operations (≈ 25 deep) leaves most of the vector units idle.
+		body := func(u int) {
+			var fs []VecVirtual
+			for i := range u {
+				lo, hi := load2(x, i*vb)
+				fs = append(fs, lo, hi)
 			}
-			ADDQ(U32(vb), x)
-		})
+			as := make([]VecVirtual, len(fs))
+			for i, f := range fs {
+				as[i] = is.f64()
+				VMULPD(c.get("gelu3"), f, as[i])
+			}
+			for i, f := range fs {
+				VMULPD(f, as[i], as[i])
+			}
+			for i, f := range fs {
+				VMULPD(f, as[i], as[i])
+			}
+			for i, f := range fs {
+				VADDPD(as[i], f, as[i])
+			}
+			for _, a := range as {
+				VMULPD(c.get("gelum2c"), a, a)
+			}
+			is.clampN(c, as)
+			es := is.expN(c, as)
+			for _, e := range es {
+				VADDPD(c.get("one"), e, e)
+			}
+			for i, f := range fs {
+				VDIVPD(es[i], f, f)
+			}
+			for i, f := range fs {
+				is.cvtStore(f, mem(x, i*vb/2))
+			}
+			ADDQ(U32(u*vb), x)
+		}
+		if u := is.geluUnroll(); u > 1 {
+			loop(name+"_u", n, u*L, func() { body(u) })
+		}
+		loop(name, n, L, func() { body(1) })
 		VZEROUPPER()
 		RET()
 	}

@@ -620,39 +620,57 @@ func (c *consts32) get(name string) Mem {
 
 // exp32 returns exp(x) lane-wise, clobbering x.
 func (is isa) exp32(c *consts32, x VecVirtual) VecVirtual {
+	return is.exp32N(c, []VecVirtual{x})[0]
+}
+
+// exp32N is exp32 of several independent vectors, instruction by
+// instruction interleaved so that their dependency chains overlap (each
+// vector's operations, and so its bits, are exp32's).
+func (is isa) exp32N(c *consts32, xs []VecVirtual) []VecVirtual {
+	k := len(xs)
+	each := func(f func(i int)) {
+		for i := range xs {
+			f(i)
+		}
+	}
 	b := is.vec()
 	VMOVUPS(c.get("lo"), b)
-	var keep Op // lanes not below the clamp (or NaN)
-	if is.lanes == 16 {
-		k := K()
-		VCMPPS(U8(5), b, x, k) // !(x < lo)
-		keep = k
-	} else {
-		m := is.vec()
-		VCMPPS(U8(5), b, x, m)
-		keep = m
-	}
-	VMAXPS(x, b, x) // b > x ? b : x, so NaN stays
+	keep := make([]Op, k) // lanes not below the clamp (or NaN)
+	each(func(i int) {
+		if is.lanes == 16 {
+			m := K()
+			VCMPPS(U8(5), b, xs[i], m) // !(x < lo)
+			keep[i] = m
+		} else {
+			m := is.vec()
+			VCMPPS(U8(5), b, xs[i], m)
+			keep[i] = m
+		}
+	})
+	each(func(i int) { VMAXPS(xs[i], b, xs[i]) }) // b > x ? b : x, so NaN stays
 	is.zero(b)
-	VMINPS(x, b, x)
-	y, n, p := is.vec(), is.vec(), is.vec()
-	VMULPS(c.get("log2e"), x, y)
-	VADDPS(c.get("magic"), y, y)
-	VSUBPS(c.get("magic"), y, n)
-	VFNMADD231PS(c.get("ln2hi"), n, x)
-	VFNMADD231PS(c.get("ln2lo"), n, x)
-	VMOVUPS(c.get(fmt.Sprintf("c%d", exp32Terms-1)), p)
-	for i := exp32Terms - 2; i >= 0; i-- {
-		VFMADD213PS(c.get(fmt.Sprintf("c%d", i)), x, p)
+	each(func(i int) { VMINPS(xs[i], b, xs[i]) })
+	y, n, p := make([]VecVirtual, k), make([]VecVirtual, k), make([]VecVirtual, k)
+	each(func(i int) { y[i], n[i], p[i] = is.vec(), is.vec(), is.vec() })
+	each(func(i int) { VMULPS(c.get("log2e"), xs[i], y[i]) })
+	each(func(i int) { VADDPS(c.get("magic"), y[i], y[i]) })
+	each(func(i int) { VSUBPS(c.get("magic"), y[i], n[i]) })
+	each(func(i int) { VFNMADD231PS(c.get("ln2hi"), n[i], xs[i]) })
+	each(func(i int) { VFNMADD231PS(c.get("ln2lo"), n[i], xs[i]) })
+	each(func(i int) { VMOVUPS(c.get(fmt.Sprintf("c%d", exp32Terms-1)), p[i]) })
+	for j := exp32Terms - 2; j >= 0; j-- {
+		each(func(i int) { VFMADD213PS(c.get(fmt.Sprintf("c%d", j)), xs[i], p[i]) })
 	}
-	VPSUBD(c.get("magic"), y, y)
-	VPADDD(c.get("bias127"), y, y)
-	VPSLLD(U8(23), y, y)
-	VMULPS(y, p, p)
-	if is.lanes == 16 {
-		VMOVAPS_Z(p, keep, p)
-	} else {
-		VANDPS(keep, p, p)
-	}
+	each(func(i int) { VPSUBD(c.get("magic"), y[i], y[i]) })
+	each(func(i int) { VPADDD(c.get("bias127"), y[i], y[i]) })
+	each(func(i int) { VPSLLD(U8(23), y[i], y[i]) })
+	each(func(i int) { VMULPS(y[i], p[i], p[i]) })
+	each(func(i int) {
+		if is.lanes == 16 {
+			VMOVAPS_Z(p[i], keep[i], p[i])
+		} else {
+			VANDPS(keep[i], p[i], p[i])
+		}
+	})
 	return p
 }
