@@ -325,6 +325,14 @@ func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, sc
 // lane of the n score vectors, stride floats apart, becomes its softmax over
 // the lane's visible keys (see the order above); entries of invisible keys
 // are left meaningless. Tiles of several vectors call it once per vector.
+// softmaxUnroll is how many keys mqSoftmax exponentiates at a time.
+func (is isa) softmaxUnroll() int {
+	if is.regs >= 32 {
+		return 4
+	}
+	return 2
+}
+
 func mqSoftmax(is isa) {
 	name := "mqSoftmax" + is.name
 	TEXT(name, NOSPLIT, "func(sT *float32, n, stride int, win *int32)")
@@ -367,41 +375,74 @@ func mqSoftmax(is isa) {
 	is.zero(w.j)
 	Load(Param("sT"), p)
 	Load(Param("n"), n)
-	loop(name+"_exp", n, 1, func() {
-		x := is.vec()
-		VMOVUPS(mem(p, 0), x)
-		VSUBPS(mx, x, x)
-		e := is.exp32(c32, x)
-		if L == 16 {
-			VMOVAPS_Z(e, w.maskK(0), e)
-		} else {
-			VANDPS(w.maskV(0), e, e)
+	// u keys at a time, their exponentials interleaved (one key's is a
+	// chain of ≈ 20 dependent operations); masks, stores and sums stay in
+	// order of the keys.
+	st3 := GP64()
+	LEAQ(Mem{Base: st, Index: st, Scale: 2}, st3)
+	keyMem := func(i int) Mem {
+		switch i {
+		case 0:
+			return mem(p, 0)
+		case 1:
+			return Mem{Base: p, Index: st, Scale: 1}
+		case 2:
+			return Mem{Base: p, Index: st, Scale: 2}
 		}
-		VMOVUPS(e, mem(p, 0))
-		for h, sum := range sums {
-			t := is.f64()
+		return Mem{Base: p, Index: st3, Scale: 1}
+	}
+	body := func(u int) {
+		xs := make([]VecVirtual, u)
+		for i := range xs {
+			xs[i] = is.vec()
+			VMOVUPS(keyMem(i), xs[i])
+		}
+		for _, x := range xs {
+			VSUBPS(mx, x, x)
+		}
+		es := is.exp32N(c32, xs)
+		for i, e := range es {
 			if L == 16 {
-				half := YMM()
-				if h == 0 {
-					VMOVAPS(e.AsY(), half)
-				} else {
-					VEXTRACTF64X4(U8(1), e, half)
-				}
-				VCVTPS2PD(half, t)
+				VMOVAPS_Z(e, w.maskK(0), e)
 			} else {
-				half := XMM()
-				if h == 0 {
-					VMOVAPS(e.AsX(), half)
-				} else {
-					VEXTRACTF128(U8(1), e, half)
-				}
-				VCVTPS2PD(half, t)
+				VANDPS(w.maskV(0), e, e)
 			}
-			VADDPD(t, sum, sum)
+			VMOVUPS(e, keyMem(i))
+			for h, sum := range sums {
+				t := is.f64()
+				if L == 16 {
+					half := YMM()
+					if h == 0 {
+						VMOVAPS(e.AsY(), half)
+					} else {
+						VEXTRACTF64X4(U8(1), e, half)
+					}
+					VCVTPS2PD(half, t)
+				} else {
+					half := XMM()
+					if h == 0 {
+						VMOVAPS(e.AsX(), half)
+					} else {
+						VEXTRACTF128(U8(1), e, half)
+					}
+					VCVTPS2PD(half, t)
+				}
+				VADDPD(t, sum, sum)
+			}
+			w.next()
 		}
-		w.next()
-		ADDQ(st, p)
-	})
+		if u == 4 {
+			LEAQ(Mem{Base: p, Index: st, Scale: 4}, p)
+		} else {
+			for range u {
+				ADDQ(st, p)
+			}
+		}
+	}
+	if u := is.softmaxUnroll(); u > 1 {
+		loop(name+"_exp_u", n, u, func() { body(u) })
+	}
+	loop(name+"_exp", n, 1, func() { body(1) })
 
 	// Pass 3: p = e · float32(1/sum).
 	r := is.vec()
