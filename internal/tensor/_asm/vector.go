@@ -554,36 +554,48 @@ func genVector(is isa) {
 		a0, a1 := is.f64(), is.f64()
 		is.zero(a0)
 		is.zero(a1)
-		loop(name, n, L, func() {
-			d := is.vec()
-			VMOVUPS(mem(x, 0), d)
-			VSUBPS(sh, d, d)
-			for h, acc := range []VecVirtual{a0, a1} {
-				t := is.f64()
-				if L == 16 {
-					half := YMM()
-					if h == 0 {
-						VMOVAPS(d.AsY(), half)
+		// u vectors (2u float64 chains) at a time, their exponentials
+		// interleaved (see gelutanh); the sums stay in order.
+		body := func(u int) {
+			var ts []VecVirtual
+			for i := range u {
+				d := is.vec()
+				VMOVUPS(mem(x, i*vb), d)
+				VSUBPS(sh, d, d)
+				for h := range 2 {
+					t := is.f64()
+					if L == 16 {
+						half := YMM()
+						if h == 0 {
+							VMOVAPS(d.AsY(), half)
+						} else {
+							VEXTRACTF64X4(U8(1), d, half)
+						}
+						VCVTPS2PD(half, t)
 					} else {
-						VEXTRACTF64X4(U8(1), d, half)
+						half := XMM()
+						if h == 0 {
+							VMOVAPS(d.AsX(), half)
+						} else {
+							VEXTRACTF128(U8(1), d, half)
+						}
+						VCVTPS2PD(half, t)
 					}
-					VCVTPS2PD(half, t)
-				} else {
-					half := XMM()
-					if h == 0 {
-						VMOVAPS(d.AsX(), half)
-					} else {
-						VEXTRACTF128(U8(1), d, half)
-					}
-					VCVTPS2PD(half, t)
+					ts = append(ts, t)
 				}
-				is.clamp(c, t)
-				e := is.exp(c, t)
-				VADDPD(e, acc, acc)
-				is.cvtStore(e, mem(x, h*vb/2))
 			}
-			ADDQ(U32(vb), x)
-		})
+			is.clampN(c, ts)
+			es := is.expN(c, ts)
+			for i, e := range es {
+				VADDPD(e, []VecVirtual{a0, a1}[i%2], []VecVirtual{a0, a1}[i%2])
+				is.cvtStore(e, mem(x, i*vb/2))
+			}
+			ADDQ(U32(u*vb), x)
+		}
+		if u := is.geluUnroll(); u > 1 {
+			loop(name+"_u", n, u*L, func() { body(u) })
+		}
+		loop(name, n, L, func() { body(1) })
 		VADDPD(a1, a0, a0)
 		Store(is.reduceF64(a0), ReturnIndex(0))
 		VZEROUPPER()
