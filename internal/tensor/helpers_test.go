@@ -42,11 +42,11 @@ func useImpl(t testing.TB, i impl) {
 }
 
 // alwaysParallel sends every Linear with two panels or more through the
-// pool for the rest of the test.
+// pool for the rest of the test (int8 ones with few rows too).
 func alwaysParallel(t testing.TB) {
-	old := parMinWork
-	parMinWork = 0
-	t.Cleanup(func() { parMinWork = old })
+	old, oldRows := parMinWork, int8ParMinRows
+	parMinWork, int8ParMinRows = 0, 0
+	t.Cleanup(func() { parMinWork, int8ParMinRows = old, oldRows })
 }
 
 // linearChecked runs Linear into a fresh output with a guard past its end,

@@ -18,6 +18,15 @@ import (
 // parallel path.
 var parMinWork = 1 << 20
 
+// int8ParMinRows is the number of input rows from which an int8 Linear is
+// spread over the pool. Below it the product streams its weights (a
+// batched decode step: M = the streams) at the rate one core reads them,
+// and a second thread added nothing on the machines measured
+// (BenchmarkGlobalStep/int8, BenchmarkLinear/*/int8/M=8: equal or slower
+// with two threads), while it took the core the concurrent codec decode
+// could use.
+var int8ParMinRows = 16
+
 // Linear computes y[m, w.Rows] = x[m, w.Cols] · wᵀ + bias (bias may be nil).
 // y must not overlap x. Pack w first: unpacked weights take the portable path.
 func Linear(y, x []float32, m int, w *Mat, bias []float32) {
