@@ -23,6 +23,22 @@ var attnSumKernelsI8 = map[impl][]func(out, p *float32, v *int8, stride, n int, 
 		attnSumI8AVX2_5, attnSumI8AVX2_6, attnSumI8AVX2_7, attnSumI8AVX2_8},
 }
 
+// dequantRowsSIMD is dequantRows on the vector kernels, if hd fits them.
+func dequantRowsSIMD(dst []float32, q []int8, s []float32, hd int) bool {
+	w := vecWidth()
+	if w == 0 || hd == 0 || hd%w != 0 || len(s) == 0 {
+		return false
+	}
+	n := len(s) * hd
+	_, _ = dst[n-1], q[n-1]
+	if active == implAVX512 {
+		dequantRowsAVX512(&dst[0], &q[0], &s[0], len(s), hd)
+	} else {
+		dequantRowsAVX2(&dst[0], &q[0], &s[0], len(s), hd)
+	}
+	return true
+}
+
 // attnScoresI8SIMD is attnScoresSIMD for int8 keys with their scales ks:
 // s[j] = ((q·k_j)·scale)·ks[j], the bytes widened exactly.
 func attnScoresI8SIMD(s, q []float32, k []int8, ks []float32, stride int, scale float32) bool {

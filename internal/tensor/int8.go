@@ -91,8 +91,13 @@ func QuantizeI8(q []int8, v []float32) float32 {
 		clear(q)
 		return scale
 	}
-	n := quantSIMD(q, v, inv) // offset by 128: flip the sign bit back
-	for i := range q[:n] {
+	n := quantSIMD(q, v, inv) // offset by 128: flip the sign bits back
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		w := (*uint64)(unsafe.Pointer(&q[i]))
+		*w ^= 0x8080808080808080
+	}
+	for ; i < n; i++ {
 		q[i] ^= -128
 	}
 	for i := n; i < len(v); i++ {

@@ -6870,6 +6870,42 @@ attnSumI8AVX512_8_end:
 	VZEROUPPER
 	RET
 
+// func dequantRowsAVX512(dst *float32, src *int8, scales *float32, rows int, hd int)
+// Requires: AVX, AVX512F
+TEXT ·dequantRowsAVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ scales+16(FP), DX
+	MOVQ rows+24(FP), BX
+	MOVQ hd+32(FP), SI
+
+dequantRowsAVX512_row_top:
+	CMPQ         BX, $0x00000001
+	JL           dequantRowsAVX512_row_end
+	VBROADCASTSS (DX), Z0
+	MOVQ         SI, DI
+
+dequantRowsAVX512_col_top:
+	CMPQ      DI, $0x00000010
+	JL        dequantRowsAVX512_col_end
+	VPMOVSXBD (CX), Z1
+	VCVTDQ2PS Z1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, (AX)
+	ADDQ      $0x00000010, CX
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x00000010, DI
+	JMP       dequantRowsAVX512_col_top
+
+dequantRowsAVX512_col_end:
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, BX
+	JMP  dequantRowsAVX512_row_top
+
+dequantRowsAVX512_row_end:
+	VZEROUPPER
+	RET
+
 // func mqScoresAVX512(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
 // Requires: AVX, AVX512F
 TEXT ·mqScoresAVX512(SB), NOSPLIT, $0-56
@@ -19226,6 +19262,42 @@ attnSumI8AVX2_8_end:
 	VMOVUPS Y5, 160(AX)
 	VMOVUPS Y6, 192(AX)
 	VMOVUPS Y7, 224(AX)
+	VZEROUPPER
+	RET
+
+// func dequantRowsAVX2(dst *float32, src *int8, scales *float32, rows int, hd int)
+// Requires: AVX, AVX2
+TEXT ·dequantRowsAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ scales+16(FP), DX
+	MOVQ rows+24(FP), BX
+	MOVQ hd+32(FP), SI
+
+dequantRowsAVX2_row_top:
+	CMPQ         BX, $0x00000001
+	JL           dequantRowsAVX2_row_end
+	VBROADCASTSS (DX), Y0
+	MOVQ         SI, DI
+
+dequantRowsAVX2_col_top:
+	CMPQ      DI, $0x00000008
+	JL        dequantRowsAVX2_col_end
+	VPMOVSXBD (CX), Y1
+	VCVTDQ2PS Y1, Y1
+	VMULPS    Y0, Y1, Y1
+	VMOVUPS   Y1, (AX)
+	ADDQ      $0x00000008, CX
+	ADDQ      $0x00000020, AX
+	SUBQ      $0x00000008, DI
+	JMP       dequantRowsAVX2_col_top
+
+dequantRowsAVX2_col_end:
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, BX
+	JMP  dequantRowsAVX2_row_top
+
+dequantRowsAVX2_row_end:
 	VZEROUPPER
 	RET
 

@@ -364,6 +364,11 @@ func attnSumI8AVX512_7(out *float32, p *float32, v *int8, stride int, n int, vs 
 //go:noescape
 func attnSumI8AVX512_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
 
+// dequantRowsAVX512 writes dst[r·hd+c] = float32(src[r·hd+c])·scales[r] for r < rows, hd a multiple of the vector width.
+//
+//go:noescape
+func dequantRowsAVX512(dst *float32, src *int8, scales *float32, rows int, hd int)
+
 // mqScoresAVX512 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride elements apart.
 //
 //go:noescape
@@ -1158,6 +1163,11 @@ func attnSumI8AVX2_7(out *float32, p *float32, v *int8, stride int, n int, vs *f
 //
 //go:noescape
 func attnSumI8AVX2_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+
+// dequantRowsAVX2 writes dst[r·hd+c] = float32(src[r·hd+c])·scales[r] for r < rows, hd a multiple of the vector width.
+//
+//go:noescape
+func dequantRowsAVX2(dst *float32, src *int8, scales *float32, rows int, hd int)
 
 // mqScoresAVX2 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride elements apart.
 //

@@ -111,13 +111,22 @@ func (kv *KV) dequantI8(rows, heads, hd int, buf *[]float32) KV {
 	b := (*buf)[:2*heads*per]
 	hs := kv.headStride(hd)
 	for h := range heads {
-		for r := range rows {
-			o := h*hs + r*hd
-			dequantRow(b[h*per+r*hd:h*per+(r+1)*hd], kv.K8[o:o+hd], kv.KS[o/hd])
-			dequantRow(b[(heads+h)*per+r*hd:(heads+h)*per+(r+1)*hd], kv.V8[o:o+hd], kv.VS[o/hd])
-		}
+		o := h * hs
+		dequantRows(b[h*per:(h+1)*per], kv.K8[o:o+per], kv.KS[o/hd:o/hd+rows], hd)
+		dequantRows(b[(heads+h)*per:(heads+h+1)*per], kv.V8[o:o+per], kv.VS[o/hd:o/hd+rows], hd)
 	}
 	return KV{K: b[:heads*per], V: b[heads*per:], Stride: hd, HeadStride: per}
+}
+
+// dequantRows sets dst[r·hd+c] = float32(q[r·hd+c])·s[r] for the len(s)
+// rows.
+func dequantRows(dst []float32, q []int8, s []float32, hd int) {
+	if dequantRowsSIMD(dst, q, s, hd) {
+		return
+	}
+	for r, f := range s {
+		dequantRow(dst[r*hd:(r+1)*hd], q[r*hd:(r+1)*hd], f)
+	}
 }
 
 // dequantRow sets dst[i] = float32(q[i])·s.

@@ -20,6 +20,39 @@ func genAttention(is isa) {
 			attnSum(is, nv, el)
 		}
 	}
+	dequantRows(is)
+}
+
+// dequantRows generates func(dst *float32, src *int8, scales *float32, rows,
+// hd int): dst[r·hd+c] = float32(src[r·hd+c])·scales[r], hd a multiple of
+// the vector width (an int8 KV block's head, dequantized).
+func dequantRows(is isa) {
+	name := "dequantRows" + is.name
+	TEXT(name, NOSPLIT, "func(dst *float32, src *int8, scales *float32, rows, hd int)")
+	Pragma("noescape")
+	Doc(name + " writes dst[r·hd+c] = float32(src[r·hd+c])·scales[r] for r < rows, hd a multiple of the vector width.")
+	L := is.lanes
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	sc := Load(Param("scales"), GP64())
+	rows := Load(Param("rows"), GP64())
+	hd := Load(Param("hd"), GP64())
+	c := GP64()
+	loop(name+"_row", rows, 1, func() {
+		s := is.vec()
+		VBROADCASTSS(mem(sc, 0), s)
+		MOVQ(hd, c)
+		loop(name+"_col", c, L, func() {
+			v := is.loadKV(mem(src, 0), elemI8).(VecVirtual)
+			VMULPS(s, v, v)
+			VMOVUPS(v, mem(dst, 0))
+			ADDQ(U32(L), src)
+			ADDQ(U32(4*L), dst)
+		})
+		ADDQ(U32(4), sc)
+	})
+	VZEROUPPER()
+	RET()
 }
 
 // elemKind is how the keys and values an attention kernel reads are stored.
