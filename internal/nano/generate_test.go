@@ -3,8 +3,11 @@ package nano
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -265,6 +268,149 @@ func TestGenerationInputErrors(t *testing.T) {
 	}
 }
 
+// TestPickMatchesDefinition draws with pick and with pickRef (the sampler
+// written over all the logits, kept here as the definition) from the same
+// seeds: the same tokens every time, over random and tied logits and the
+// parameter ranges requests use.
+func TestPickMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(91, 92))
+	a, b := newSampler(5), newSampler(5)
+	for trial := range 3000 {
+		n := []int{1, 2, 5, 17, 1024, 16384}[trial%6]
+		lg := make([]float32, n)
+		for i := range lg {
+			lg[i] = float32(r.NormFloat64() * 3)
+			if trial%3 == 0 {
+				lg[i] = float32(math.Round(float64(lg[i]))) // ties
+			}
+		}
+		temp := []float64{0.3, 0.8, 1, 1.7}[r.IntN(4)]
+		topK := []int{0, 1, 2, 25, 50, n, n + 3}[r.IntN(7)]
+		topP := []float64{1, 0.95, 0.5, 0.01}[r.IntN(4)]
+		x, y := append([]float32(nil), lg...), append([]float32(nil), lg...)
+		i, err := a.pick(x, false, temp, topK, topP)
+		j, err2 := b.pickRef(y, false, temp, topK, topP)
+		if err != nil || err2 != nil || i != j {
+			t.Fatalf("trial %d (n %d, temperature %v, top-k %d, top-p %v): pick %d (%v), definition %d (%v)", trial, n, temp, topK, topP, i, err, j, err2)
+		}
+	}
+}
+
+// pickRef is the sampler before it kept its candidates in a list: the
+// definition pick must match draw for draw.
+func (s *sampler) pickRef(logits []float32, greedy bool, temperature float64, topK int, topP float64) (int, error) {
+	for _, v := range logits {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return 0, fmt.Errorf("non-finite logits during generation")
+		}
+	}
+	if greedy {
+		best := 0
+		for i, v := range logits {
+			if v > logits[best] {
+				best = i
+			}
+		}
+		return best, nil
+	}
+	n := len(logits)
+	// Scores in float32 like upstream, then probabilities in float64.
+	inv := float32(1 / temperature)
+	for i := range logits {
+		logits[i] *= inv
+	}
+	negInf := float32(math.Inf(-1))
+	if topK > 0 && topK < n {
+		// Threshold = the k-th largest score (ties at the threshold kept, as
+		// upstream's masked_fill(scores < threshold)). A sorted buffer of the
+		// k best values: O(n) comparisons for small k, no sort of all n.
+		top := s.top[:0]
+		for _, v := range logits {
+			if len(top) == topK && v <= top[topK-1] {
+				continue
+			}
+			i := len(top)
+			if i < topK {
+				top = append(top, v)
+			} else {
+				i = topK - 1
+			}
+			for i > 0 && top[i-1] < v {
+				top[i] = top[i-1]
+				i--
+			}
+			top[i] = v
+		}
+		s.top = top
+		th := top[topK-1]
+		for i, v := range logits {
+			if v < th {
+				logits[i] = negInf
+			}
+		}
+	}
+	if topP > 0 && topP < 1 {
+		// Only the tokens that survived top-k take part: sort those.
+		s.idx = s.idx[:0]
+		for i, v := range logits {
+			if v != negInf {
+				s.idx = append(s.idx, i)
+			}
+		}
+		sort.SliceStable(s.idx, func(a, b int) bool { return logits[s.idx[a]] > logits[s.idx[b]] })
+		mx := float64(logits[s.idx[0]])
+		var z float64
+		for _, i := range s.idx {
+			z += math.Exp(float64(logits[i]) - mx)
+		}
+		var cum float64
+		remove := false
+		for _, i := range s.idx {
+			if remove {
+				logits[i] = negInf
+				continue
+			}
+			cum += math.Exp(float64(logits[i])-mx) / z
+			if cum > topP {
+				remove = true // this token stays; all later ones go
+			}
+		}
+	}
+	// Categorical draw.
+	mx := float32(math.Inf(-1))
+	for _, v := range logits {
+		if v > mx {
+			mx = v
+		}
+	}
+	if cap(s.probs) < n {
+		s.probs = make([]float64, n)
+	}
+	p := s.probs[:n]
+	var z float64
+	for i, v := range logits {
+		if v == negInf {
+			p[i] = 0
+			continue
+		}
+		p[i] = math.Exp(float64(v - mx))
+		z += p[i]
+	}
+	u := s.rng.Float64() * z
+	last := 0
+	for i, w := range p {
+		if w == 0 {
+			continue
+		}
+		last = i
+		if u < w {
+			return i, nil
+		}
+		u -= w
+	}
+	return last, nil
+}
+
 // TestSampler checks the sampling filters against their definitions with
 // many draws.
 func TestSampler(t *testing.T) {
@@ -405,5 +551,28 @@ func testCloseToF32(t *testing.T, opts Options, tol float64, bytesPerWeight int6
 				t.Fatalf("layer %d: relative RMS difference %g, want in (0, %g]", l, rel, tol)
 			}
 		}
+	}
+}
+
+// BenchmarkPick is one audio code's draw with the default sampling (1024
+// logits, temperature 0.8, top-k 25, top-p 0.95); "definition" is pickRef.
+func BenchmarkPick(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	lg := make([]float32, 1024)
+	for i := range lg {
+		lg[i] = float32(r.NormFloat64() * 3)
+	}
+	x := make([]float32, len(lg))
+	s := newSampler(1)
+	for _, c := range []struct {
+		name string
+		pick func([]float32, bool, float64, int, float64) (int, error)
+	}{{"pick", s.pick}, {"definition", s.pickRef}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				copy(x, lg)
+				c.pick(x, false, 0.8, 25, 0.95)
+			}
+		})
 	}
 }

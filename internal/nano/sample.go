@@ -1,6 +1,7 @@
 package nano
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -106,6 +107,7 @@ func (p *Params) chunkFrameCap(n int) int {
 // reaches p, at least one token), then a categorical draw.
 type sampler struct {
 	rng   *rand.Rand
+	cand  []int // the candidates of a draw, in index order
 	idx   []int
 	top   []float32
 	probs []float64
@@ -131,16 +133,17 @@ func penalize(logits []float32, seen []bool, penalty float32) {
 	}
 }
 
+// errNonFinite is pick's error for a NaN or infinite logit.
+var errNonFinite = errors.New("non-finite logits during generation")
+
 // pick returns the chosen index of logits (modified in place).
 func (s *sampler) pick(logits []float32, greedy bool, temperature float64, topK int, topP float64) (int, error) {
-	for _, v := range logits {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return 0, fmt.Errorf("non-finite logits during generation")
-		}
-	}
 	if greedy {
 		best := 0
 		for i, v := range logits {
+			if v-v != 0 { // NaN or ±Inf
+				return 0, errNonFinite
+			}
 			if v > logits[best] {
 				best = i
 			}
@@ -150,10 +153,14 @@ func (s *sampler) pick(logits []float32, greedy bool, temperature float64, topK 
 	n := len(logits)
 	// Scores in float32 like upstream, then probabilities in float64.
 	inv := float32(1 / temperature)
-	for i := range logits {
-		logits[i] *= inv
+	for i, v := range logits {
+		if v-v != 0 {
+			return 0, errNonFinite
+		}
+		logits[i] = v * inv
 	}
 	negInf := float32(math.Inf(-1))
+	th := negInf
 	if topK > 0 && topK < n {
 		// Threshold = the k-th largest score (ties at the threshold kept, as
 		// upstream's masked_fill(scores < threshold)). A sorted buffer of the
@@ -176,21 +183,22 @@ func (s *sampler) pick(logits []float32, greedy bool, temperature float64, topK 
 			top[i] = v
 		}
 		s.top = top
-		th := top[topK-1]
-		for i, v := range logits {
-			if v < th {
-				logits[i] = negInf
-			}
+		th = top[topK-1]
+	}
+	// The candidates, in index order: the tokens not masked (to −Inf) by
+	// top-k (or by a temperature that overflowed the score). Everything
+	// below works on them only; a masked token has probability 0.
+	cand := s.cand[:0]
+	for i, v := range logits {
+		if v < th {
+			logits[i] = negInf
+		} else if v != negInf {
+			cand = append(cand, i)
 		}
 	}
-	if topP > 0 && topP < 1 {
-		// Only the tokens that survived top-k take part: sort those.
-		s.idx = s.idx[:0]
-		for i, v := range logits {
-			if v != negInf {
-				s.idx = append(s.idx, i)
-			}
-		}
+	if topP > 0 && topP < 1 && len(cand) > 0 {
+		// Smallest prefix of the descending order whose mass exceeds p.
+		s.idx = append(s.idx[:0], cand...)
 		sort.SliceStable(s.idx, func(a, b int) bool { return logits[s.idx[a]] > logits[s.idx[b]] })
 		mx := float64(logits[s.idx[0]])
 		var z float64
@@ -209,36 +217,38 @@ func (s *sampler) pick(logits []float32, greedy bool, temperature float64, topK 
 				remove = true // this token stays; all later ones go
 			}
 		}
-	}
-	// Categorical draw.
-	mx := float32(math.Inf(-1))
-	for _, v := range logits {
-		if v > mx {
-			mx = v
+		kept := cand[:0]
+		for _, i := range cand {
+			if logits[i] != negInf {
+				kept = append(kept, i)
+			}
 		}
+		cand = kept
 	}
-	if cap(s.probs) < n {
+	s.cand = cand
+	// Categorical draw over the candidates in index order.
+	mx := negInf
+	for _, i := range cand {
+		mx = max(mx, logits[i])
+	}
+	if cap(s.probs) < len(cand) {
 		s.probs = make([]float64, n)
 	}
-	p := s.probs[:n]
+	p := s.probs[:len(cand)]
 	var z float64
-	for i, v := range logits {
-		if v == negInf {
-			p[i] = 0
-			continue
-		}
-		p[i] = math.Exp(float64(v - mx))
-		z += p[i]
+	for j, i := range cand {
+		p[j] = math.Exp(float64(logits[i] - mx))
+		z += p[j]
 	}
 	u := s.rng.Float64() * z
 	last := 0
-	for i, w := range p {
+	for j, w := range p {
 		if w == 0 {
 			continue
 		}
-		last = i
+		last = cand[j]
 		if u < w {
-			return i, nil
+			return cand[j], nil
 		}
 		u -= w
 	}
