@@ -40,6 +40,21 @@ var attendShapes = []struct{ heads, hd, extra, nkeys int }{
 	{1, 64, 0, 15}, {2, 128, 0, 40}, {1, 192, 0, 20}, {2, 5, 1, 9}, {12, 64, 0, 0},
 }
 
+// kvShapes is attendShapes with keys, plus every head size of the
+// weighted-sum kernels.
+func kvShapes() []struct{ heads, hd, extra, nkeys int } {
+	var shapes []struct{ heads, hd, extra, nkeys int }
+	for _, tc := range attendShapes {
+		if tc.nkeys > 0 && tc.hd > 0 {
+			shapes = append(shapes, tc)
+		}
+	}
+	for hd := 8; hd <= 128; hd += 8 {
+		shapes = append(shapes, struct{ heads, hd, extra, nkeys int }{2, hd, 0, 37})
+	}
+	return shapes
+}
+
 // TestAttend checks every implementation against a float64 reference, and
 // that results do not depend on the thread count.
 func TestAttend(t *testing.T) {
@@ -188,14 +203,7 @@ func TestAttendKV(t *testing.T) {
 func TestAttendKVBF16(t *testing.T) {
 	useThreads(t, Threads())
 	r := rand.New(rand.NewPCG(37, 38))
-	shapes := attendShapes
-	for hd := 8; hd <= 128; hd += 8 { // every weighted-sum kernel width
-		shapes = append(shapes, struct{ heads, hd, extra, nkeys int }{2, hd, 0, 37})
-	}
-	for _, tc := range shapes {
-		if tc.nkeys == 0 || tc.hd == 0 {
-			continue
-		}
+	for _, tc := range kvShapes() {
 		d := tc.heads * tc.hd
 		na := tc.nkeys / 3
 		nb := tc.nkeys - na
@@ -335,14 +343,7 @@ func TestAttendKVInt8(t *testing.T) {
 	oldMin := parMinAttend
 	t.Cleanup(func() { parMinAttend = oldMin })
 	r := rand.New(rand.NewPCG(63, 64))
-	shapes := attendShapes
-	for hd := 8; hd <= 128; hd += 8 { // every weighted-sum kernel width
-		shapes = append(shapes, struct{ heads, hd, extra, nkeys int }{2, hd, 0, 37})
-	}
-	for _, tc := range shapes {
-		if tc.nkeys == 0 || tc.hd == 0 {
-			continue
-		}
+	for _, tc := range kvShapes() {
 		d := tc.heads * tc.hd
 		na := tc.nkeys / 3
 		nb := tc.nkeys - na

@@ -104,6 +104,30 @@ func (is isa) half() VecVirtual {
 	return XMM()
 }
 
+// widenHalf returns half h (0: low lanes, 1: high) of float32 vector v
+// as a float64 vector.
+func (is isa) widenHalf(v VecVirtual, h int) VecVirtual {
+	t := is.f64()
+	if is.lanes == 16 {
+		half := YMM()
+		if h == 0 {
+			VMOVAPS(v.AsY(), half)
+		} else {
+			VEXTRACTF64X4(U8(1), v, half)
+		}
+		VCVTPS2PD(half, t)
+	} else {
+		half := XMM()
+		if h == 0 {
+			VMOVAPS(v.AsX(), half)
+		} else {
+			VEXTRACTF128(U8(1), v, half)
+		}
+		VCVTPS2PD(half, t)
+	}
+	return t
+}
+
 // cvtStore rounds float64 vector v to float32 and stores it at m.
 func (is isa) cvtStore(v VecVirtual, m Mem) {
 	h := is.half()
@@ -563,25 +587,7 @@ func genVector(is isa) {
 				VMOVUPS(mem(x, i*vb), d)
 				VSUBPS(sh, d, d)
 				for h := range 2 {
-					t := is.f64()
-					if L == 16 {
-						half := YMM()
-						if h == 0 {
-							VMOVAPS(d.AsY(), half)
-						} else {
-							VEXTRACTF64X4(U8(1), d, half)
-						}
-						VCVTPS2PD(half, t)
-					} else {
-						half := XMM()
-						if h == 0 {
-							VMOVAPS(d.AsX(), half)
-						} else {
-							VEXTRACTF128(U8(1), d, half)
-						}
-						VCVTPS2PD(half, t)
-					}
-					ts = append(ts, t)
+					ts = append(ts, is.widenHalf(d, h))
 				}
 			}
 			is.clampN(c, ts)

@@ -409,25 +409,7 @@ func mqSoftmax(is isa) {
 			}
 			VMOVUPS(e, keyMem(i))
 			for h, sum := range sums {
-				t := is.f64()
-				if L == 16 {
-					half := YMM()
-					if h == 0 {
-						VMOVAPS(e.AsY(), half)
-					} else {
-						VEXTRACTF64X4(U8(1), e, half)
-					}
-					VCVTPS2PD(half, t)
-				} else {
-					half := XMM()
-					if h == 0 {
-						VMOVAPS(e.AsX(), half)
-					} else {
-						VEXTRACTF128(U8(1), e, half)
-					}
-					VCVTPS2PD(half, t)
-				}
-				VADDPD(t, sum, sum)
+				VADDPD(is.widenHalf(e, h), sum, sum)
 			}
 			w.next()
 		}
