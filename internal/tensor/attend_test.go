@@ -426,6 +426,7 @@ func TestAttendKVInt8BadLayouts(t *testing.T) {
 		mod  func(kv *KV)
 	}{
 		{"row-major", func(kv *KV) { kv.Stride, kv.HeadStride = 16, 8 }},
+		{"overlapping heads", func(kv *KV) { kv.HeadStride = 16 }},
 		{"no value scales", func(kv *KV) { kv.VS = nil }},
 		{"short key scales", func(kv *KV) { kv.KS = kv.KS[:6] }},
 		{"short values", func(kv *KV) { kv.V8 = kv.V8[:40] }},

@@ -50,7 +50,8 @@ import (
 // each head of a row with its own float32 scale: head h of row r stands for
 // K8[o:o+headDim]·KS[o/headDim], o = r·Stride + h·HeadStride (likewise V8
 // and VS), as QuantizeI8 writes them. They need the head-major layout
-// (Stride = headDim, HeadStride a multiple of headDim) and no ring. AttendKV
+// (Stride = headDim, HeadStride a multiple of headDim covering the rows)
+// and no ring. AttendKV
 // and AttendKV2 read them directly: a score is ((q·k)·scale)·ks, k the bytes
 // widened exactly, and the weight of a value row p·vs, both rounded to
 // float32. AttendWindows dequantizes them (k·ks, rounded to float32) and
@@ -93,6 +94,9 @@ func (kv *KV) checkI8(rows, heads, hd int) string {
 	}
 	if rows == 0 || heads == 0 {
 		return ""
+	}
+	if heads > 1 && kv.headStride(hd) < rows*hd {
+		return fmt.Sprintf("int8 keys need the head-major layout: head stride %d overlaps %d rows of %d", kv.HeadStride, rows, hd)
 	}
 	end := (rows-1)*kv.Stride + (heads-1)*kv.headStride(hd)
 	if len(kv.K8) < end+hd || len(kv.V8) < end+hd || len(kv.KS) <= end/hd || len(kv.VS) <= end/hd {
