@@ -1,11 +1,12 @@
 package nano
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
+	"slices"
 )
 
 // Params are the decoding parameters of one request.
@@ -199,7 +200,7 @@ func (s *sampler) pick(logits []float32, greedy bool, temperature float64, topK 
 	if topP > 0 && topP < 1 && len(cand) > 0 {
 		// Smallest prefix of the descending order whose mass exceeds p.
 		s.idx = append(s.idx[:0], cand...)
-		sort.SliceStable(s.idx, func(a, b int) bool { return logits[s.idx[a]] > logits[s.idx[b]] })
+		slices.SortStableFunc(s.idx, func(a, b int) int { return cmp.Compare(logits[b], logits[a]) }) // descending
 		mx := float64(logits[s.idx[0]])
 		var z float64
 		for _, i := range s.idx {
