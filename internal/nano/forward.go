@@ -176,7 +176,9 @@ type workspace struct {
 
 func grow(b []float32, n int) []float32 {
 	if cap(b) < n {
-		return tensor.MakeHuge(n)
+		// A quarter more: the buffers that grow step after step (the
+		// attention scores, by one key per step) then reallocate rarely.
+		return tensor.MakeHuge(n + n/4)[:n]
 	}
 	return b[:n]
 }

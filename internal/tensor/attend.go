@@ -90,7 +90,8 @@ type attendJob struct {
 	segs      [2]attnSeg // the attended rows, in order: one or two runs
 	nkeys, hd int
 	scale     float32
-	wide      int // rows of bfloat16 keys or values widened at a time
+	wide      int       // rows of bfloat16 keys or values widened at a time
+	scores    []float32 // a parallel call's scratch for the calling goroutine
 }
 
 // AttendKVScratch returns the scores length with which AttendKV and
@@ -146,7 +147,12 @@ func (j *attendJob) start(heads int, scores []float32) {
 		}
 		return
 	}
-	parallel(j, heads, &scores)
+	// Only a parallel call's job (with the caller's scratch) lives on the
+	// heap.
+	pj := new(attendJob)
+	*pj = *j
+	pj.scores = scores
+	parallel(pj, heads, &pj.scores)
 }
 
 // run computes head h with scratch *sp for the scores.

@@ -103,7 +103,11 @@ func LinearRows(y, x []float32, m int, w *Mat, rows []int) {
 	}
 	var buf []float32
 	if w.BF16 != nil {
-		buf = make([]float32, k)
+		var sb [1024]float32 // a model's hidden size: no allocation per call
+		buf = sb[:]
+		if k > len(sb) {
+			buf = make([]float32, k)
+		}
 	}
 	for j, r := range rows {
 		var wr []float32

@@ -3,6 +3,7 @@
 package tensor
 
 import (
+	"sync"
 	"unsafe"
 
 	"golang.org/x/sys/cpu"
@@ -209,7 +210,9 @@ func (j *linearJob[T]) run1() {
 		return
 	}
 	j.chunk = max(1, (np+2*threads-1)/(2*threads))
-	parallel(j, (np+j.chunk-1)/j.chunk, nil)
+	pj := new(linearJob[T]) // only a parallel call's job lives on the heap
+	*pj = *j
+	parallel(pj, (np+pj.chunk-1)/pj.chunk, nil)
 }
 
 func (j *linearJob[T]) run(c int, _ *[]float32) {
@@ -273,13 +276,17 @@ func (j *linearJob[T]) tiles(i0, i1, c0, c1 int, c []float32, ldc int, bias []fl
 // paddedPanel computes the last, partial panel p through a buffer, so that
 // nothing is written past the row's n columns.
 func (j *linearJob[T]) paddedPanel(i0, i1, p int) {
-	var tmp [8 * panelCols]float32
-	var bt [panelCols]float32
+	// The buffer goes to the kernels through a function value, so it would
+	// escape: it comes from a pool instead of the stack.
+	pad := padPool.Get().(*padBuf)
+	defer padPool.Put(pad)
+	tmp, bt := &pad.out, &pad.bias
 	c0 := p * panelCols
 	nc := j.n - c0
 	var bias []float32
 	if j.bias != nil {
 		copy(bt[:], j.bias[c0:j.n])
+		clear(bt[nc:]) // the padding columns, computed and dropped
 		bias = bt[:]
 	}
 	for r0 := i0; r0 < i1; r0 += 8 {
@@ -290,6 +297,14 @@ func (j *linearJob[T]) paddedPanel(i0, i1, p int) {
 		}
 	}
 }
+
+// padBuf is paddedPanel's scratch: eight rows of a panel and its bias.
+type padBuf struct {
+	out  [8 * panelCols]float32
+	bias [panelCols]float32
+}
+
+var padPool = sync.Pool{New: func() any { return new(padBuf) }}
 
 // dotJob prepares the panel job of a dot-product Linear: the bfloat16 rows
 // are read by the kernels as float32-sized pairs.

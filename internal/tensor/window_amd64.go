@@ -182,7 +182,7 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	}
 	need := 2*hd*R + (n+2*pad)*R + np*R
 	if len(*sp) < need {
-		*sp = make([]float32, need)
+		*sp = make([]float32, need+need/4) // windows grow frame by frame
 	}
 	buf := *sp
 	qT, oT := buf[:hd*R], buf[hd*R:2*hd*R]
