@@ -51,8 +51,10 @@ requests it ran at once; see 'serve --realtime-limit').
 
 The model's stop decision is ignored: every request generates exactly --frames
 frames, so runs are comparable. "saved" voices are encoded once and their
-prompt prefix is cached (warmed before measuring); "inline" voices send the
-clip with every request (encode + full prefill each time). Without --ref-audio
+prompt prefix is cached (warmed before measuring); "distinct" is saved voices
+with a different voice for each concurrent stream, each prefix cached (a
+server with that many voices in use); "inline" voices send the clip with
+every request (encode + full prefill each time). Without --ref-audio
 a synthetic 5 s clip is used. For the numbers in docs/performance.md use the
 full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.`,
 		Args: cobra.NoArgs,
@@ -71,7 +73,7 @@ full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.`,
 	f.BoolVar(&o.realtime, "realtime-limit", true, "as 'serve --realtime-limit': run only as many of the concurrent requests at once as the machine steps faster than real time, queue the rest")
 	f.IntVar(&o.runs, "runs", 3, "rounds per configuration")
 	f.StringVar(&o.modes, "modes", "buffered,streamed", "modes to measure")
-	f.StringVar(&o.voices, "voices", "saved,inline", "voice kinds to measure")
+	f.StringVar(&o.voices, "voices", "saved,inline", "voice kinds to measure: saved, distinct, inline")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object with a results array")
 	f.Uint64Var(&o.seed, "seed", 1, "base seed")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
@@ -125,8 +127,8 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	}
 	voices := parseList(o.voices)
 	for _, v := range voices {
-		if v != "saved" && v != "inline" {
-			return usagef("--voices: %q is not saved or inline", v)
+		if v != "saved" && v != "distinct" && v != "inline" {
+			return usagef("--voices: %q is not saved, distinct or inline", v)
 		}
 	}
 	if o.frames < 1 || o.runs < 1 || len(streams) == 0 || len(modes) == 0 || len(voices) == 0 {

@@ -32,8 +32,10 @@ type Config struct {
 	Frames  int
 	Streams []int
 	Runs    int
-	// Voices lists "saved" (prefix cached, warmed before measuring) and/or
-	// "inline" (the clip is encoded and its prompt prefilled on every request).
+	// Voices lists "saved" (prefix cached, warmed before measuring),
+	// "distinct" (saved voices, a different one per concurrent stream, each
+	// prefix cached: a server with that many voices in use) and/or "inline"
+	// (the clip is encoded and its prompt prefilled on every request).
 	Voices []string
 	// Modes lists "buffered" and/or "streamed".
 	Modes []string
@@ -123,15 +125,15 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	runtime.GC()
 	e := engine.New(fam, engine.Config{MaxStreams: streams, Queue: streams, RealTime: cfg.RealTime, PrefixCacheBytes: 1 << 30})
 	defer e.Close(context.Background())
-	var saved *engine.Voice
+	var saved []*engine.Voice // request i speaks with saved[i mod len]
 	p := fam.DefaultParams()
 	p.MaxFrames = cfg.Frames
 	p.IgnoreEOS = true
 	req := func(i int) engine.Request {
 		r := engine.Request{Text: cfg.Text, Params: p}
 		r.Params.Seed = cfg.Seed + uint64(i)
-		if saved != nil {
-			r.Voice = saved
+		if n := len(saved); n > 0 {
+			r.Voice = saved[(i%n+n)%n]
 		} else {
 			r.RefPCM = cfg.RefPCM
 		}
@@ -143,18 +145,29 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 		}
 		return r
 	}
-	if voice == "saved" {
+	if voice == "saved" || voice == "distinct" {
 		v, err := e.Encode(ctx, cfg.RefPCM)
 		if err != nil {
 			return Result{}, err
 		}
-		v.Key = "bench-voice"
-		saved = v
-		// Warm the prefix cache (and everything else) with one request.
-		w := req(0)
-		w.Params.MaxFrames = 1
-		if _, err := drain(ctx, e, w, info); err != nil {
-			return Result{}, err
+		n := 1
+		if voice == "distinct" {
+			n = streams
+		}
+		// Distinct voices share the codes but not their keys, so each has
+		// its own prefix in the cache, as different voices would.
+		for k := range n {
+			vk := *v
+			vk.Key = fmt.Sprintf("bench-voice-%d", k)
+			saved = append(saved, &vk)
+		}
+		// Warm the prefix cache (and everything else): one request per voice.
+		for k := range n {
+			w := req(k)
+			w.Params.MaxFrames = 1
+			if _, err := drain(ctx, e, w, info); err != nil {
+				return Result{}, err
+			}
 		}
 	}
 	if err := warm(ctx, e, req, info, streams, cfg.Frames); err != nil {

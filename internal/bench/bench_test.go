@@ -7,9 +7,11 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/family/mossnano"
 )
 
@@ -54,6 +56,51 @@ func TestRun(t *testing.T) {
 	WriteTable(&buf, rs)
 	if strings.Count(buf.String(), "\n") != 9 {
 		t.Errorf("table:\n%s", buf.String())
+	}
+}
+
+// prefixCounter counts the prompt prefixes a family computes.
+type prefixCounter struct {
+	engine.Family
+	n atomic.Int32
+}
+
+func (f *prefixCounter) NewPrefix(v *engine.Voice) (engine.Prefix, error) {
+	f.n.Add(1)
+	return f.Family.NewPrefix(v)
+}
+
+// TestRunDistinct: with "distinct" voices every concurrent stream speaks
+// with its own saved voice, so the engine computes (and caches) one prompt
+// prefix per stream, where "saved" computes one for all.
+func TestRunDistinct(t *testing.T) {
+	f, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{KeepBF16: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile("../../testdata/tiny-a/ref.wav")
+	ref, err := audio.PrepareReference(b, audio.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		voice    string
+		prefixes int32
+	}{{"distinct", 3}, {"saved", 1}} {
+		fam := &prefixCounter{Family: f}
+		rs, err := Run(context.Background(), fam, Config{
+			Text: "Hello world.", RefPCM: ref.Interleaved(), Frames: 5, Streams: []int{3}, Runs: 2,
+			Voices: []string{c.voice}, Modes: []string{"streamed"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 1 || rs[0].Voice != c.voice || rs[0].Requests != 6 || rs[0].FramesPerS <= 0 || math.Abs(rs[0].AudioPerReq-5*0.08) > 1e-9 {
+			t.Fatalf("%s: results %+v", c.voice, rs)
+		}
+		if got := fam.n.Load(); got != c.prefixes {
+			t.Errorf("%s voices, 3 streams: %d prefixes computed, want %d", c.voice, got, c.prefixes)
+		}
 	}
 }
 
