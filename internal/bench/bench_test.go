@@ -15,7 +15,9 @@ import (
 	"github.com/nanovox/nanovox/internal/family/mossnano"
 )
 
-func TestRun(t *testing.T) {
+// tinyFamily loads the tiny-a fixture and its reference clip.
+func tinyFamily(t *testing.T) (*mossnano.Family, *audio.Reference) {
+	t.Helper()
 	f, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{KeepBF16: true})
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +27,11 @@ func TestRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return f, ref
+}
+
+func TestRun(t *testing.T) {
+	f, ref := tinyFamily(t)
 	rs, err := Run(context.Background(), f, Config{
 		Text: "Hello world.", RefPCM: ref.Interleaved(), Frames: 9, Streams: []int{1, 3}, Runs: 2,
 		Voices: []string{"saved", "inline"}, Modes: []string{"buffered", "streamed"}, FirstChunkFrames: 1, ChunkFrames: 3,
@@ -74,15 +81,7 @@ func (f *prefixCounter) NewPrefix(v *engine.Voice) (engine.Prefix, error) {
 // with its own saved voice, so the engine computes (and caches) one prompt
 // prefix per stream, where "saved" computes one for all.
 func TestRunDistinct(t *testing.T) {
-	f, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{KeepBF16: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile("../../testdata/tiny-a/ref.wav")
-	ref, err := audio.PrepareReference(b, audio.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, ref := tinyFamily(t)
 	for _, c := range []struct {
 		voice    string
 		prefixes int32

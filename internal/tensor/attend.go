@@ -163,11 +163,9 @@ func (j *attendJob) run(h int, sp *[]float32) {
 	if j.nkeys == 0 {
 		return
 	}
-	if need := j.nkeys + j.wide*hd; len(*sp) < need {
-		*sp = make([]float32, need)
-	}
-	s := (*sp)[:j.nkeys]
-	wbuf := (*sp)[j.nkeys : j.nkeys+j.wide*hd]
+	buf := growScratch(sp, j.nkeys+j.wide*hd)
+	s := buf[:j.nkeys]
+	wbuf := buf[j.nkeys : j.nkeys+j.wide*hd]
 	qh := j.q[h*hd : (h+1)*hd]
 	// Bfloat16 rows: the SIMD kernels read them directly; the portable
 	// code widens attnWideRows at a time into wbuf.

@@ -157,6 +157,17 @@ func (st *poolState) spin() *job {
 	}
 }
 
+// growScratch returns a chunk's scratch *sp with at least n floats. It
+// grows by a quarter more than asked: the needs of the attention calls grow
+// a little every step (a window filling frame by frame, a cache one key
+// longer), and an exact size would be reallocated at every step.
+func growScratch(sp *[]float32, n int) []float32 {
+	if len(*sp) < n {
+		*sp = make([]float32, n+n/4)
+	}
+	return *sp
+}
+
 // parallel runs work's n chunks on up to Threads() goroutines and returns
 // when all are done. scratch is the caller's own buffer for run.
 func parallel(work chunker, n int, scratch *[]float32) {

@@ -408,10 +408,8 @@ func (j *windowsJob) run(c int, sp *[]float32) {
 	}
 	for i := t.r0; i < t.r0+t.n; i++ {
 		n := j.hi[i] - j.lo[i]
-		if need := n + 2*j.hd; len(*sp) < need {
-			*sp = make([]float32, need)
-		}
-		windowRowGeneric(j, i, h, (*sp)[:n], (*sp)[n:n+2*j.hd])
+		buf := growScratch(sp, n+2*j.hd)
+		windowRowGeneric(j, i, h, buf[:n], buf[n:n+2*j.hd])
 	}
 }
 

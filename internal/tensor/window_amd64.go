@@ -181,10 +181,7 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 		pad = 1
 	}
 	need := 2*hd*R + (n+2*pad)*R + np*R
-	if len(*sp) < need {
-		*sp = make([]float32, need+need/4) // windows grow frame by frame
-	}
-	buf := *sp
+	buf := growScratch(sp, need)
 	qT, oT := buf[:hd*R], buf[hd*R:2*hd*R]
 	sT := buf[2*hd*R+pad*R : 2*hd*R+(n+pad)*R]
 	bf := kv.bf16() // bfloat16 keys and values: the BF kernels

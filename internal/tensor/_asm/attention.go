@@ -73,17 +73,32 @@ func (el elemKind) name() string { return [...]string{"", "BF16", "I8"}[el] }
 // goType is the Go type of the elements.
 func (el elemKind) goType() string { return [...]string{"*float32", "*uint16", "*int8"}[el] }
 
-// loadKV returns a vector of lanes keys or values at m as float32: as
-// loadElems, or signed bytes sign-extended and converted, which is their
-// exact value.
+// loadKV returns a vector of lanes keys or values at m as float32: a
+// float32 memory operand as it is, bfloat16 values zero-extended and
+// shifted into the high halves of the lanes, or signed bytes sign-extended
+// and converted — in each case their exact float32 value.
 func (is isa) loadKV(m Mem, el elemKind) Op {
-	if el != elemI8 {
-		return is.loadElems(m, el == elemBF16)
+	if el == elemF32 {
+		return m
 	}
 	t := is.vec()
-	VPMOVSXBD(m, t)
-	VCVTDQ2PS(t, t)
+	if el == elemBF16 {
+		VPMOVZXWD(m, t)
+		VPSLLD(U8(16), t, t)
+	} else {
+		VPMOVSXBD(m, t)
+		VCVTDQ2PS(t, t)
+	}
 	return t
+}
+
+// elemOf is the storage of the float32 (false) or bfloat16 (true)
+// variants of the windowed kernels.
+func elemOf(bf bool) elemKind {
+	if bf {
+		return elemBF16
+	}
+	return elemF32
 }
 
 // scaleBytes shifts a count of elements in r into bytes.
@@ -91,20 +106,6 @@ func scaleBytes(r Register, el elemKind) {
 	if sh := bits.TrailingZeros(uint(el.bytes())); sh > 0 {
 		SHLQ(U8(sh), r)
 	}
-}
-
-// loadElems returns a vector of lanes keys or values at m: a float32
-// memory operand as it is, or bfloat16 values (bf) zero-extended and
-// shifted into the high halves of the lanes, which is their exact float32
-// value.
-func (is isa) loadElems(m Mem, bf bool) Op {
-	if !bf {
-		return m
-	}
-	t := is.vec()
-	VPMOVZXWD(m, t)
-	VPSLLD(U8(16), t, t)
-	return t
 }
 
 // attnScores generates

@@ -68,14 +68,6 @@ func genWindows(is isa) {
 // float32 lane, which is its exact float32 value, so they compute exactly
 // what the float32 kernels compute on the widened values.
 
-// elemBytes is the size of a key or value element.
-func elemBytes(bf bool) int {
-	if bf {
-		return 2
-	}
-	return 4
-}
-
 // broadcastElem broadcasts the key or value element at m into a vector.
 func (is isa) broadcastElem(m Mem, bf bool) VecVirtual {
 	t := is.vec()
@@ -86,14 +78,6 @@ func (is isa) broadcastElem(m Mem, bf bool) VecVirtual {
 		VBROADCASTSS(m, t)
 	}
 	return t
-}
-
-// bfName is the infix of the bfloat16 variants' names.
-func bfName(bf bool) string {
-	if bf {
-		return "BF16"
-	}
-	return ""
 }
 
 // mqSuffix names the kernels of an ISA and tile width.
@@ -194,7 +178,7 @@ func (w *window) next() { VPADDD(w.one, w.j, w.j) }
 // register blocks (then 4, then 1); every accumulator is one key of one
 // vector, so the blocking never changes a score.
 func mqScores(is isa, nv int, bf bool) {
-	name := "mqScores" + bfName(bf) + mqSuffix(is, nv)
+	name := "mqScores" + elemOf(bf).name() + mqSuffix(is, nv)
 	kt := "*float32"
 	if bf {
 		kt = "*uint16"
@@ -204,7 +188,7 @@ func mqScores(is isa, nv int, bf bool) {
 	Doc(fmt.Sprintf("%s computes the scaled scores of a tile of %d transposed query vectors against n keys of hd %s, stride elements apart.", name, nv, map[bool]string{false: "floats", true: "bfloat16 values"}[bf]))
 	kb := Load(Param("k"), GP64())
 	s := Load(Param("stride"), GP64())
-	SHLQ(U8(bits.TrailingZeros(uint(elemBytes(bf)))), s)
+	scaleBytes(s, elemOf(bf))
 	s3 := GP64()
 	LEAQ(Mem{Base: s, Index: s, Scale: 2}, s3)
 	n := Load(Param("n"), GP64())
@@ -230,7 +214,7 @@ func mqScores(is isa, nv int, bf bool) {
 }
 
 func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, scale VecVirtual, bf bool) {
-	es := elemBytes(bf)
+	es := elemOf(bf).bytes()
 	vb := 4 * is.lanes
 	row := nv * vb // bytes of one key's scores, or of one dimension of qT
 	bases := make([]Register, (b+3)/4)
@@ -467,7 +451,7 @@ func mqPVName(is isa, nv, g int, masked, bf bool) string {
 	if masked {
 		m = "Mask"
 	}
-	return fmt.Sprintf("mqPV%s%s%s_%d", m, bfName(bf), mqSuffix(is, nv), g)
+	return fmt.Sprintf("mqPV%s%s%s_%d", m, elemOf(bf).name(), mqSuffix(is, nv), g)
 }
 
 // mqPV generates, for tiles of nv vectors,
@@ -490,7 +474,7 @@ func mqPV(is isa, nv, g int, masked, bf bool) {
 	if masked {
 		sig = "func(oT, pT *float32, v " + vt + ", stride, n int, win *int32, j0 int)"
 	}
-	es := elemBytes(bf)
+	es := elemOf(bf).bytes()
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
 	what := "every lane"
@@ -504,7 +488,7 @@ func mqPV(is isa, nv, g int, masked, bf bool) {
 	pT := Load(Param("pT"), GP64())
 	vp := Load(Param("v"), GP64())
 	s := Load(Param("stride"), GP64())
-	SHLQ(U8(bits.TrailingZeros(uint(es))), s)
+	scaleBytes(s, elemOf(bf))
 	n := Load(Param("n"), GP64())
 	var w *window
 	if masked {
