@@ -208,7 +208,14 @@ func load(dir string, opts Options) (*Model, error) {
 	}
 	pack := func(w *tensor.Mat) { w.PackAs(opts.Int8, opts.BF16Dot) }
 	for _, e := range m.audioEmb {
+		// Also the audio heads: packed for the products. In the int8 mode
+		// (the fast one) the embedding lookups, 32 per stream and frame,
+		// read a row index instead of the panels: ≈ 3 µs → 0.8 µs each
+		// with cold caches, for 12 MiB; the float modes keep their memory.
 		pack(e)
+		if opts.Int8 {
+			e.IndexRows()
+		}
 	}
 	for _, s := range []*stack{&m.global, &m.local} {
 		for i := range s.blocks {

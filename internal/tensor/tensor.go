@@ -48,6 +48,13 @@ type Mat struct {
 	// Int8 layout (see PackInt8): quantized panels of column quads, each
 	// followed by its columns' corrections and scales.
 	pq []int8
+
+	// Row-major copies of a packed matrix's rows (see IndexRows), in the
+	// element type of its panels: at most one is set.
+	rf32 []float32
+	rb16 []uint16
+	ri8  []int8
+	ri8s []float32 // ri8's row scales
 }
 
 // NewF32 wraps float32 data of length rows*cols.
@@ -72,6 +79,11 @@ func (m *Mat) IsBF16() bool { return m.BF16 != nil || m.pb16 != nil || m.pdot !=
 // Bytes returns the storage size of the matrix (with the padding of the
 // last panel once packed).
 func (m *Mat) Bytes() int64 {
+	return m.storeBytes() + m.indexBytes()
+}
+
+// storeBytes is Bytes without the row index.
+func (m *Mat) storeBytes() int64 {
 	switch {
 	case m.BF16 != nil:
 		return int64(len(m.BF16)) * 2
@@ -90,6 +102,9 @@ func (m *Mat) Bytes() int64 {
 // Row writes row i as float32 into dst (len Cols) and returns dst.
 func (m *Mat) Row(i int, dst []float32) []float32 {
 	dst = dst[:m.Cols]
+	if m.indexRow(i, dst, false) {
+		return dst
+	}
 	if m.Packed() {
 		m.panelRow(i, dst, false)
 		return dst
@@ -104,6 +119,9 @@ func (m *Mat) Row(i int, dst []float32) []float32 {
 
 // AddRow adds row i of m to dst (len Cols).
 func (m *Mat) AddRow(dst []float32, i int) {
+	if m.indexRow(i, dst[:m.Cols], true) {
+		return
+	}
 	if m.Packed() {
 		m.panelRow(i, dst[:m.Cols], true)
 		return
