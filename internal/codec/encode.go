@@ -5,9 +5,6 @@ import (
 	"math"
 )
 
-// ffBlockRows bounds the rows of one MLP block in whole-sequence passes.
-const ffBlockRows = 256
-
 // Encode turns a channel-interleaved waveform at SampleRate (len a multiple
 // of Channels) into codes [frames][NumQuantizers], frames = samples per
 // channel / SamplesPerFrame rounded down: the trailing partial frame is
@@ -58,7 +55,7 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 				r /= s.patch
 				continue
 			}
-			ws.add(s.tr, r, ffBlockRows)
+			ws.add(s.tr, r)
 		}
 	}
 	ws.fit(&b.w)
@@ -121,7 +118,7 @@ func (m *Model) Decode(frames [][]int) ([]float32, error) {
 				r *= s.patch
 				continue
 			}
-			ws.add(s.tr, r, ffBlockRows)
+			ws.add(s.tr, r)
 		}
 	}
 	w := ws.alloc()

@@ -225,7 +225,7 @@ func (sc *stepScratch) size(m *Model, frames int) {
 			act = max(act, rows*width)
 			continue
 		}
-		ws.add(s.tr, rows, rows)
+		ws.add(s.tr, rows)
 		act = max(act, rows*s.tr.outDim)
 		width = s.tr.outDim
 	}

@@ -2,6 +2,7 @@ package codec
 
 import (
 	"math"
+	"sync"
 
 	"github.com/nanovox/nanovox/internal/tensor"
 )
@@ -11,8 +12,7 @@ import (
 type work struct {
 	h, u, att []float32 // [rows, d]: residual stream, normed input / projection output, attention output
 	qkv       []float32 // [rows, 3d]
-	ff        []float32 // [ffRows, ff]
-	ffRows    int       // rows per MLP block
+	ff        []float32 // [min(rows, mlpRows), ff]: the MLP's activations when it runs unblocked
 	cos, sin  []float32 // [rows, hd]: RoPE angles of the pass's rows (tensor.RoPE.PairAngles)
 	lo, hi    []int     // [rows]: attention windows
 	attn      tensor.AttnScratch
@@ -21,15 +21,13 @@ type work struct {
 
 // workSize accumulates the buffer needs of several transformer passes.
 type workSize struct {
-	rows, rowsD, rowsFF, ffRows, rowsHD int
+	rows, rowsD, rowsFF, rowsHD int
 }
 
-func (s *workSize) add(t *transformer, rows, ffRows int) {
+func (s *workSize) add(t *transformer, rows int) {
 	s.rows = max(s.rows, rows)
 	s.rowsD = max(s.rowsD, rows*t.d)
-	fr := min(rows, ffRows)
-	s.ffRows = max(s.ffRows, fr)
-	s.rowsFF = max(s.rowsFF, fr*t.ff)
+	s.rowsFF = max(s.rowsFF, min(rows, mlpRows)*t.ff)
 	if t.rope != nil {
 		s.rowsHD = max(s.rowsHD, rows*t.hd)
 	}
@@ -49,7 +47,6 @@ func (s *workSize) fit(w *work) {
 	w.att = resize(w.att, s.rowsD)
 	w.qkv = resize(w.qkv, 3*s.rowsD)
 	w.ff = resize(w.ff, s.rowsFF)
-	w.ffRows = max(s.ffRows, 1)
 	w.cos = resize(w.cos, s.rowsHD)
 	w.sin = resize(w.sin, s.rowsHD)
 	w.lo = resize(w.lo, s.rows)
@@ -126,18 +123,62 @@ func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, ring
 		}
 		tensor.Linear(u, att, n, ly.out, nil)
 		addScaled(h, u, ly.ls1, n, d)
-		// x += ls2 ⊙ W2 gelu(W1 LN2 x), in row blocks to bound the [rows, ff] buffer
-		tensor.LayerNorm(u, h, n, ly.n2w, ly.n2b, 1e-5)
-		for r0 := 0; r0 < n; r0 += w.ffRows {
-			nb := min(w.ffRows, n-r0)
-			f := w.ff[:nb*t.ff]
-			tensor.Linear(f, u[r0*d:], nb, ly.ff1, nil)
-			tensor.GELUErf(f)
-			tensor.Linear(att[r0*d:], f, nb, ly.ff2, nil)
-		}
-		addScaled(h, att, ly.ls2, n, d)
+		// x += ls2 ⊙ W2 gelu(W1 LN2 x)
+		t.mlp(h, u, att, n, ly, w.ff)
 	}
 	tensor.Linear(y, h, n, t.outProj, nil) // [n, d] → [n, outDim]
+}
+
+// mlpRows is the row block of the MLP in passes with more rows than that:
+// each block's whole MLP (norm, both products, GELU, residual) runs on one
+// goroutine, the blocks spread over the pool, so that the block's [rows, ff]
+// activations (256 KiB) stay in that core's cache between the steps and no
+// product waits for the other thread. A whole-sequence pass (encode: 5 s of
+// audio is 2000 rows at the first stage) takes this path; so does a decode
+// step of many streams (32 rows each at the last stage).
+var mlpRows = 64 // tests lower it to block small passes
+
+// ffBufs holds the [mlpRows, ff] activations of the blocks in flight.
+var ffBufs = sync.Pool{New: func() any { return new([]float32) }}
+
+// mlp computes h += ls2 ⊙ W2 gelu(W1 LN2 h) for n rows, with u and out [n,
+// d] as scratch and ff at least [min(n, mlpRows), ff]. Every row's values are
+// the same whatever the blocking (the products, norm and GELU are row-wise),
+// so a row decoded alone equals the same row in a batch or a whole pass.
+func (t *transformer) mlp(h, u, out []float32, n int, ly *layer, ff []float32) {
+	d := t.d
+	if n <= mlpRows {
+		tensor.LayerNorm(u, h, n, ly.n2w, ly.n2b, 1e-5)
+		f := ff[:n*t.ff]
+		tensor.Linear(f, u, n, ly.ff1, nil)
+		tensor.GELUErf(f)
+		tensor.Linear(out, f, n, ly.ff2, nil)
+		addScaled(h, out, ly.ls2, n, d)
+		return
+	}
+	tensor.For(n, mlpRows, func(lo, hi int) {
+		fp := ffBufs.Get().(*[]float32)
+		defer ffBufs.Put(fp)
+		nb := hi - lo
+		if len(*fp) < nb*t.ff {
+			*fp = make([]float32, mlpRows*t.ff)
+		}
+		f := (*fp)[:nb*t.ff]
+		hb, ub, ob := h[lo*d:hi*d], u[lo*d:hi*d], out[lo*d:hi*d]
+		tensor.LayerNorm(ub, hb, nb, ly.n2w, ly.n2b, 1e-5) // below the size it splits at
+		tensor.LinearSerial(f, ub, nb, ly.ff1, nil)
+		for i := range nb {
+			tensor.GELUErf(f[i*t.ff : (i+1)*t.ff]) // a row at a time: never split
+		}
+		tensor.LinearSerial(ob, f, nb, ly.ff2, nil)
+		for i := range nb {
+			if ly.ls2 == nil {
+				tensor.Add(hb[i*d:(i+1)*d], ob[i*d:(i+1)*d])
+			} else {
+				tensor.AddMul(hb[i*d:(i+1)*d], ly.ls2, ob[i*d:(i+1)*d])
+			}
+		}
+	})
 }
 
 // storePair writes row r of values, rounded to bfloat16, into the row

@@ -77,8 +77,8 @@ var dotScratch = sync.Pool{New: func() any { return new([]uint16) }}
 
 // toBF16Rows rounds x [m, k] to bfloat16 rows of length kp (zero-padded)
 // with roundBF16.
-func toBF16Rows(dst []uint16, x []float32, m, k, kp int) {
-	if g := convGrain(k); m > g {
+func toBF16Rows(dst []uint16, x []float32, m, k, kp int, serial bool) {
+	if g := convGrain(k); m > g && !serial {
 		For(m, g, func(lo, hi int) { toBF16RowRange(dst, x, k, kp, lo, hi) })
 		return
 	}
@@ -123,7 +123,7 @@ func roundBF16(f float32) uint16 {
 }
 
 // linearDot is Linear for a dot-packed matrix.
-func linearDot(y, x []float32, m int, w *Mat, bias []float32) {
+func linearDot(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 	k := w.Cols
 	kp := dotK(k)
 	sp := dotScratch.Get().(*[]uint16)
@@ -131,8 +131,8 @@ func linearDot(y, x []float32, m int, w *Mat, bias []float32) {
 		*sp = make([]uint16, m*kp)
 	}
 	xb := (*sp)[:m*kp]
-	toBF16Rows(xb, x, m, k, kp)
-	if !linearDotSIMD(y, xb, m, w, bias) {
+	toBF16Rows(xb, x, m, k, kp, serial)
+	if !linearDotSIMD(y, xb, m, w, bias, serial) {
 		linearDotGeneric(y, xb, m, w, bias, 0, w.panels())
 	}
 	dotScratch.Put(sp)

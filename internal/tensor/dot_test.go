@@ -246,7 +246,7 @@ func TestRoundBF16(t *testing.T) {
 	for _, im := range dotImpls() {
 		useImpl(t, im)
 		got := make([]uint16, len(src)+1)
-		toBF16Rows(got, src, 1, len(src), len(src)+1)
+		toBF16Rows(got, src, 1, len(src), len(src)+1, false)
 		for i := range src {
 			if got[i] != want[i] {
 				t.Fatalf("%v: %08x → %04x, want %04x", im, math.Float32bits(src[i]), got[i], want[i])

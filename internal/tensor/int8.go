@@ -194,8 +194,8 @@ var i8Scratch = sync.Pool{New: func() any { return new([]uint32) }}
 
 // quantizeRows quantizes x [m, k] into rows of kq+1 words: kq words of four
 // bytes q+128 (padding 128, i.e. zero), then the row's scale as float32 bits.
-func quantizeRows(dst []uint32, x []float32, m, k int) {
-	if g := convGrain(k); m > g {
+func quantizeRows(dst []uint32, x []float32, m, k int, serial bool) {
+	if g := convGrain(k); m > g && !serial {
 		For(m, g, func(lo, hi int) { quantizeRowRange(dst, x, k, lo, hi) })
 		return
 	}
@@ -217,15 +217,15 @@ func quantizeRowRange(dst []uint32, x []float32, k, lo, hi int) {
 }
 
 // linearInt8 is Linear for an int8 matrix.
-func linearInt8(y, x []float32, m int, w *Mat, bias []float32) {
+func linearInt8(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 	kq := i8K(w.Cols)
 	sp := i8Scratch.Get().(*[]uint32)
 	if cap(*sp) < m*(kq+1) {
 		*sp = make([]uint32, m*(kq+1))
 	}
 	xq := (*sp)[:m*(kq+1)]
-	quantizeRows(xq, x, m, w.Cols)
-	if !linearInt8SIMD(y, xq, m, w, bias) {
+	quantizeRows(xq, x, m, w.Cols, serial)
+	if !linearInt8SIMD(y, xq, m, w, bias, serial) {
 		linearInt8Generic(y, xq, m, w, bias, 0, w.panels())
 	}
 	i8Scratch.Put(sp)

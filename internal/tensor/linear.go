@@ -29,7 +29,14 @@ var int8ParMinRows = 16
 
 // Linear computes y[m, w.Rows] = x[m, w.Cols] · wᵀ + bias (bias may be nil).
 // y must not overlap x. Pack w first: unpacked weights take the portable path.
-func Linear(y, x []float32, m int, w *Mat, bias []float32) {
+func Linear(y, x []float32, m int, w *Mat, bias []float32) { linear(y, x, m, w, bias, false) }
+
+// LinearSerial is Linear on the calling goroutine only (same results): for
+// callers that already spread blocks of rows over the pool with For, so
+// that each block's products run where its other work does.
+func LinearSerial(y, x []float32, m int, w *Mat, bias []float32) { linear(y, x, m, w, bias, true) }
+
+func linear(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 	n, k := w.Rows, w.Cols
 	if m < 0 || len(x) < m*k || len(y) < m*n || (bias != nil && len(bias) < n) {
 		panic(fmt.Sprintf("tensor.Linear: x %d / y %d / bias %d too short for m=%d [%d %d]", len(x), len(y), len(bias), m, n, k))
@@ -48,14 +55,14 @@ func Linear(y, x []float32, m int, w *Mat, bias []float32) {
 		return
 	}
 	if w.pdot != nil {
-		linearDot(y, x, m, w, bias)
+		linearDot(y, x, m, w, bias, serial)
 		return
 	}
 	if w.pq != nil {
-		linearInt8(y, x, m, w, bias)
+		linearInt8(y, x, m, w, bias, serial)
 		return
 	}
-	if w.Packed() && linearSIMD(y, x, m, w, bias) {
+	if w.Packed() && linearSIMD(y, x, m, w, bias, serial) {
 		return
 	}
 	if w.Packed() {

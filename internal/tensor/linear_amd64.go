@@ -119,16 +119,16 @@ func init() {
 	}
 }
 
-func linearSIMD(y, x []float32, m int, w *Mat, bias []float32) bool {
+func linearSIMD(y, x []float32, m int, w *Mat, bias []float32, serial bool) bool {
 	if active == implGeneric {
 		return false
 	}
 	if w.pb16 != nil {
-		j := linearJob[uint16]{set: gemmSetsBF16[active], y: y, x: x, m: m, wd: w.pb16, n: w.Rows, bias: bias}
+		j := linearJob[uint16]{set: gemmSetsBF16[active], y: y, x: x, m: m, wd: w.pb16, n: w.Rows, bias: bias, serial: serial}
 		j.plain(w.Cols)
 		j.run1()
 	} else {
-		j := linearJob[float32]{set: gemmSetsF32[active], y: y, x: x, m: m, wd: w.pf32, n: w.Rows, bias: bias}
+		j := linearJob[float32]{set: gemmSetsF32[active], y: y, x: x, m: m, wd: w.pf32, n: w.Rows, bias: bias, serial: serial}
 		j.plain(w.Cols)
 		j.run1()
 	}
@@ -166,11 +166,12 @@ func cvtBF16SIMD(dst []uint16, src []float32) int {
 
 // linearDotSIMD runs a dot-packed Linear on the VDPBF16PS kernels if the CPU
 // has them and the AVX-512 kernels are active.
-func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32) bool {
+func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32, serial bool) bool {
 	if !HasBF16Dot() {
 		return false
 	}
 	j := dotJob(dotSet, y, xb, m, w, bias)
+	j.serial = serial
 	j.run1()
 	return true
 }
@@ -192,7 +193,8 @@ type linearJob[T float32 | uint16 | int8] struct {
 	np    int // panels
 	chunk int // panels per parallel chunk
 
-	parMinRows int // fewer rows run on the calling goroutine only
+	parMinRows int  // fewer rows run on the calling goroutine only
+	serial     bool // run on the calling goroutine only (LinearSerial)
 }
 
 // plain sets the layout of the float32-activation kernels.
@@ -205,7 +207,7 @@ func (j *linearJob[T]) run1() {
 	np := (j.n + panelCols - 1) / panelCols
 	j.np = np
 	threads := Threads()
-	if threads == 1 || np < 2 || j.m*j.n*j.kIter*j.colStep < parMinWork || j.m < j.parMinRows {
+	if j.serial || threads == 1 || np < 2 || j.m*j.n*j.kIter*j.colStep < parMinWork || j.m < j.parMinRows {
 		j.panels(0, np)
 		return
 	}
@@ -317,7 +319,7 @@ func dotJob(set *gemmSet[uint16], y []float32, xb []uint16, m int, w *Mat, bias 
 
 // linearInt8SIMD runs an int8 Linear on the VPDPBUSD kernels of the active
 // kernel set if the CPU has them.
-func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32) bool {
+func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32, serial bool) bool {
 	set := i8SetFor(active)
 	if set == nil {
 		return false
@@ -325,7 +327,7 @@ func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32) boo
 	kq := i8K(w.Cols)
 	rows := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xq))), len(xq))
 	j := linearJob[int8]{set: set, y: y, x: rows, m: m, wd: w.pq, n: w.Rows,
-		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias, parMinRows: int8ParMinRows}
+		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias, parMinRows: int8ParMinRows, serial: serial}
 	j.run1()
 	return true
 }

@@ -8,7 +8,7 @@ func implAvailable(i impl) bool { return i == implGeneric }
 
 func simdGEMM() bool { return false }
 
-func linearSIMD(y, x []float32, m int, w *Mat, bias []float32) bool { return false }
+func linearSIMD(y, x []float32, m int, w *Mat, bias []float32, serial bool) bool { return false }
 
 const hasBF16Dot = false
 
@@ -16,9 +16,13 @@ func cvtBF16SIMD(dst []uint16, src []float32) int { return 0 }
 
 func widenSIMD(dst []float32, src []uint16) int { return 0 }
 
-func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32) bool { return false }
+func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32, serial bool) bool {
+	return false
+}
 
-func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32) bool { return false }
+func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32, serial bool) bool {
+	return false
+}
 
 func dotSIMD(a, b []float32) (float32, bool)                                    { return 0, false }
 func axpySIMD(y []float32, a float32, x []float32) bool                         { return false }

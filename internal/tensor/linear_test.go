@@ -287,3 +287,44 @@ func TestLinearPackedGeneric(t *testing.T) {
 		}
 	}
 }
+
+// TestLinearSerial checks that LinearSerial gives Linear's results bit for
+// bit in every storage and kernel set, with Linear forced onto the pool.
+func TestLinearSerial(t *testing.T) {
+	useThreads(t, 2)
+	alwaysParallel(t)
+	r := rand.New(rand.NewPCG(43, 44))
+	packs := []struct {
+		name string
+		pack func(*Mat) bool
+	}{
+		{"panels", func(m *Mat) bool { m.Pack(); return m.Packed() }},
+		{"bf16dot", (*Mat).PackBF16Dot},
+		{"int8", (*Mat).PackInt8},
+		{"rowmajor", func(*Mat) bool { return true }},
+	}
+	for _, sh := range [][2]int{{67, 45}, {96, 301}, {300, 1024}} {
+		n, k := sh[0], sh[1]
+		bias := randVec(r, n)
+		for _, tm := range testMats(r, n, k) {
+			for _, p := range packs {
+				w := tm.mk()
+				if !p.pack(w) {
+					continue
+				}
+				for _, im := range impls() {
+					useImpl(t, im)
+					for _, m := range []int{1, 17, 70} {
+						x := randVec(r, m*k)
+						want := linearChecked(t, "Linear", x, m, w, bias)
+						got := make([]float32, m*n)
+						LinearSerial(got, x, m, w, bias)
+						if !slices.Equal(got, want) {
+							t.Fatalf("%dx%d %s %s %v m=%d: LinearSerial differs from Linear", n, k, tm.name, p.name, im, m)
+						}
+					}
+				}
+			}
+		}
+	}
+}
