@@ -169,6 +169,8 @@ type workspace struct {
 	x, h, qkv, att, ff []float32
 	scores             []float32
 	prompts            []promptRows
+	rowSeq             []int32     // the sequence of each row of the pass
+	seqFirst           []int32     // the pass row of each sequence's first row
 	rowScores          [][]float32 // attendPrompts' scores, per chunk
 	lo, hi             []int
 	attn               tensor.AttnScratch
@@ -208,25 +210,24 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 			r += sq.n
 		}
 	}
+	ws.rowSeq, ws.seqFirst = ws.rowSeq[:0], ws.seqFirst[:0]
+	for i, sq := range seqs {
+		ws.seqFirst = append(ws.seqFirst, int32(len(ws.rowSeq)))
+		for range sq.n {
+			ws.rowSeq = append(ws.rowSeq, int32(i))
+		}
+	}
 	for l := range s.blocks {
 		b := &s.blocks[l]
 		// Attention: x += c_proj(attn(ln_1 x)).
 		tensor.LayerNorm(ws.h, x, R, b.ln1W, b.ln1B, float32(m.Config.GPT2.LayerNormEpsilon))
 		tensor.Linear(ws.qkv, ws.h, R, b.attnW, b.attnB)
+		m.cacheRows(l, seqs, ws)
 		r := 0
 		ws.prompts = ws.prompts[:0]
 		for i, sq := range seqs {
 			c := sq.cache
 			p0, base := c.n, sq.base()
-			for t := range sq.n {
-				row := ws.qkv[(r+t)*3*H : (r+t+1)*3*H]
-				q, k, v := row[:H], row[H:2*H], row[2*H:]
-				if m.rope != nil {
-					m.rope.Apply(q, base+p0+t)
-					m.rope.Apply(k, base+p0+t)
-				}
-				c.put(l, p0+t, k, v)
-			}
 			switch {
 			case sq.pre != nil && sq.n == 1:
 				// After a shared prefix: the row attends over all of it,
@@ -270,6 +271,42 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 	}
 	for _, sq := range seqs {
 		sq.cache.n += sq.n
+	}
+}
+
+// cacheRowsGrain is the rows per chunk when a pass caches its rows in
+// parallel (a prompt's prefill); passes of fewer rows (decode steps) cache
+// them on the calling goroutine.
+const cacheRowsGrain = 16
+
+// cacheRows applies the rotary embedding to the queries and keys of layer
+// l's rows in ws.qkv and stores each row's key and value in its sequence's
+// cache (after the positions already cached). Rows are independent: a long
+// pass spreads them over the pool.
+func (m *Model) cacheRows(l int, seqs []seqRows, ws *workspace) {
+	r := len(ws.rowSeq)
+	if r < 2*cacheRowsGrain {
+		m.cacheRowRange(l, seqs, ws, 0, r)
+		return
+	}
+	sq := seqs // only this copy escapes with the closure
+	tensor.For(r, cacheRowsGrain, func(lo, hi int) { m.cacheRowRange(l, sq, ws, lo, hi) })
+}
+
+// cacheRowRange is cacheRows for the pass rows [lo, hi).
+func (m *Model) cacheRowRange(l int, seqs []seqRows, ws *workspace, lo, hi int) {
+	H := m.Config.Hidden()
+	for r := lo; r < hi; r++ {
+		i := ws.rowSeq[r]
+		sq := &seqs[i]
+		p := sq.cache.n + r - int(ws.seqFirst[i])
+		row := ws.qkv[r*3*H : (r+1)*3*H]
+		q, k, v := row[:H], row[H:2*H], row[2*H:]
+		if m.rope != nil {
+			m.rope.Apply(q, sq.base()+p)
+			m.rope.Apply(k, sq.base()+p)
+		}
+		sq.cache.put(l, p, k, v)
 	}
 }
 
