@@ -1,6 +1,7 @@
 package codec_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,11 +13,18 @@ import (
 // TestMLPBlocking checks that the MLP's row blocks (spread over the pool in
 // passes of more than codec.SetMLPRows rows) change nothing: encode codes,
 // whole decodes and a batched decode step are the same bit for bit with
-// blocks of 3 rows as unblocked, in each arithmetic mode.
+// blocks of 3 rows as unblocked, in each arithmetic mode, with one thread
+// (For hands all rows to one call) and two.
 func TestMLPBlocking(t *testing.T) {
 	old := tensor.Threads()
-	tensor.SetThreads(2)
 	t.Cleanup(func() { tensor.SetThreads(old) })
+	for _, threads := range []int{1, 2} {
+		tensor.SetThreads(threads)
+		t.Run(fmt.Sprintf("threads=%d", threads), testMLPBlocking)
+	}
+}
+
+func testMLPBlocking(t *testing.T) {
 	dir := filepath.Join(fixtureDir("tiny-a"), "codec")
 	frames := longFrames(t, "tiny-a")[:12]
 	modes := []struct {

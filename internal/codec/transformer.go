@@ -159,23 +159,27 @@ func (t *transformer) mlp(h, u, out []float32, n int, ly *layer, ff []float32) {
 	tensor.For(n, mlpRows, func(lo, hi int) {
 		fp := ffBufs.Get().(*[]float32)
 		defer ffBufs.Put(fp)
-		nb := hi - lo
-		if len(*fp) < nb*t.ff {
+		if len(*fp) < mlpRows*t.ff {
 			*fp = make([]float32, mlpRows*t.ff)
 		}
-		f := (*fp)[:nb*t.ff]
-		hb, ub, ob := h[lo*d:hi*d], u[lo*d:hi*d], out[lo*d:hi*d]
-		tensor.LayerNorm(ub, hb, nb, ly.n2w, ly.n2b, 1e-5) // below the size it splits at
-		tensor.LinearSerial(f, ub, nb, ly.ff1, nil)
-		for i := range nb {
-			tensor.GELUErf(f[i*t.ff : (i+1)*t.ff]) // a row at a time: never split
-		}
-		tensor.LinearSerial(ob, f, nb, ly.ff2, nil)
-		for i := range nb {
-			if ly.ls2 == nil {
-				tensor.Add(hb[i*d:(i+1)*d], ob[i*d:(i+1)*d])
-			} else {
-				tensor.AddMul(hb[i*d:(i+1)*d], ly.ls2, ob[i*d:(i+1)*d])
+		// For hands out runs of mlpRows rows, or all of them on one thread.
+		for b0 := lo; b0 < hi; b0 += mlpRows {
+			b1 := min(b0+mlpRows, hi)
+			nb := b1 - b0
+			f := (*fp)[:nb*t.ff]
+			hb, ub, ob := h[b0*d:b1*d], u[b0*d:b1*d], out[b0*d:b1*d]
+			tensor.LayerNorm(ub, hb, nb, ly.n2w, ly.n2b, 1e-5) // below the size it splits at
+			tensor.LinearSerial(f, ub, nb, ly.ff1, nil)
+			for i := range nb {
+				tensor.GELUErf(f[i*t.ff : (i+1)*t.ff]) // a row at a time: never split
+			}
+			tensor.LinearSerial(ob, f, nb, ly.ff2, nil)
+			for i := range nb {
+				if ly.ls2 == nil {
+					tensor.Add(hb[i*d:(i+1)*d], ob[i*d:(i+1)*d])
+				} else {
+					tensor.AddMul(hb[i*d:(i+1)*d], ly.ls2, ob[i*d:(i+1)*d])
+				}
 			}
 		}
 	})
