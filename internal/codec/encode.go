@@ -38,8 +38,8 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 	width := c.streamWidth()
 	rows := padded * c.Channels / width
 	length := T * c.Channels / width
-	b, _ := m.encBufs.Get().(*passBufs)
-	if b == nil {
+	b, ok := m.encBufs.Get()
+	if !ok {
 		b = new(passBufs)
 	}
 	defer m.encBufs.Put(b)

@@ -42,8 +42,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"sync"
 
+	"github.com/nanovox/nanovox/internal/freelist"
 	"github.com/nanovox/nanovox/internal/tensor"
 	"github.com/nanovox/nanovox/internal/weights"
 )
@@ -84,10 +84,11 @@ type Model struct {
 	enc []stage
 	dec []stage
 	q   quantizer
-	// encBufs pools Encode's buffers (*passBufs): a 5 s clip needs about
-	// 20 MB, and fresh memory on every inline request costs page faults
-	// and zeroing.
-	encBufs sync.Pool
+	// encBufs keeps Encode's buffers: a 5 s clip needs about 20 MB, and
+	// fresh memory on an inline request costs page faults and zeroing
+	// (tens of milliseconds). A freelist, not a sync.Pool: a pool emptied
+	// by every garbage collection made some encodes twice as slow.
+	encBufs freelist.List[*passBufs]
 }
 
 // stage is one module of the encoder or decoder: a patch (patch > 0) or a
@@ -129,6 +130,18 @@ type layer struct {
 	n2w, n2b []float32
 	ls1, ls2 []float32 // nil without layer scale
 }
+
+// ReleaseIdle drops the encode buffers kept from finished encodes (and the
+// MLP blocks' activations), so that the garbage collector can return their
+// memory; the next encode allocates new ones. For a server that has been
+// idle a while.
+func (m *Model) ReleaseIdle() {
+	m.encBufs.Drain()
+	ffBufs.Drain()
+}
+
+// IdleBuffers returns how many encode buffer sets are kept for reuse.
+func (m *Model) IdleBuffers() int { return m.encBufs.Len() }
 
 // Config returns the model's configuration. It must not be modified.
 func (m *Model) Config() *Config { return m.cfg }

@@ -2,8 +2,8 @@ package codec
 
 import (
 	"math"
-	"sync"
 
+	"github.com/nanovox/nanovox/internal/freelist"
 	"github.com/nanovox/nanovox/internal/tensor"
 )
 
@@ -138,8 +138,9 @@ func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, ring
 // step of many streams (32 rows each at the last stage).
 var mlpRows = 64 // tests lower it to block small passes
 
-// ffBufs holds the [mlpRows, ff] activations of the blocks in flight.
-var ffBufs = sync.Pool{New: func() any { return new([]float32) }}
+// ffBufs keeps the [mlpRows, ff] activations of the blocks in flight (as
+// many as ever ran at once).
+var ffBufs freelist.List[*[]float32]
 
 // mlp computes h += ls2 ⊙ W2 gelu(W1 LN2 h) for n rows, with u and out [n,
 // d] as scratch and ff at least [min(n, mlpRows), ff]. Every row's values are
@@ -157,7 +158,10 @@ func (t *transformer) mlp(h, u, out []float32, n int, ly *layer, ff []float32) {
 		return
 	}
 	tensor.For(n, mlpRows, func(lo, hi int) {
-		fp := ffBufs.Get().(*[]float32)
+		fp, ok := ffBufs.Get()
+		if !ok {
+			fp = new([]float32)
+		}
 		defer ffBufs.Put(fp)
 		if len(*fp) < mlpRows*t.ff {
 			*fp = make([]float32, mlpRows*t.ff)

@@ -45,6 +45,7 @@ func (f *Family) decoder() *codec.Decoder {
 func (f *Family) ReleaseIdle() {
 	f.decoders.Drain()
 	f.LM.ReleaseIdle()
+	f.Codec.ReleaseIdle()
 }
 
 // Options tune Load.

@@ -8,9 +8,10 @@ import (
 	"github.com/nanovox/nanovox/internal/engine"
 )
 
-// TestKeptBuffers: a finished request leaves its decoder and KV cache for
-// the next one (also through garbage collections, unlike a sync.Pool), the
-// next request takes them, and ReleaseIdle drops them.
+// TestKeptBuffers: a finished request leaves its decoder and KV cache, and
+// a finished encode its buffers, for the next one (also through garbage
+// collections, unlike a sync.Pool), the next request takes them, and
+// ReleaseIdle drops them.
 func TestKeptBuffers(t *testing.T) {
 	f, err := Load("../../../testdata/tiny-a/lm", "../../../testdata/tiny-a/codec", Options{KeepBF16: true})
 	if err != nil {
@@ -32,8 +33,14 @@ func TestKeptBuffers(t *testing.T) {
 		}
 	}
 	run()
+	if _, err := f.EncodeReference(context.Background(), make([]float32, 3*f.Codec.SamplesPerFrame()*f.Codec.Channels())); err != nil {
+		t.Fatal(err)
+	}
 	runtime.GC()
 	runtime.GC()
+	if n := f.Codec.IdleBuffers(); n != 1 {
+		t.Fatalf("after an encode and two collections: %d encode buffers kept, want 1", n)
+	}
 	if d, c := f.decoders.Len(), f.LM.IdleBuffers(); d != 1 || c == 0 {
 		t.Fatalf("after a request: %d decoders, %d LM buffers kept; want 1 and some", d, c)
 	}
@@ -43,8 +50,8 @@ func TestKeptBuffers(t *testing.T) {
 		t.Fatalf("after a second request: %d decoders, %d LM buffers kept; want 1 and %d", d, c2, c)
 	}
 	f.ReleaseIdle()
-	if d, c := f.decoders.Len(), f.LM.IdleBuffers(); d != 0 || c != 0 {
-		t.Fatalf("after ReleaseIdle: %d decoders, %d LM buffers kept", d, c)
+	if d, c, e := f.decoders.Len(), f.LM.IdleBuffers(), f.Codec.IdleBuffers(); d != 0 || c != 0 || e != 0 {
+		t.Fatalf("after ReleaseIdle: %d decoders, %d LM buffers, %d encode buffers kept", d, c, e)
 	}
 	run() // works from scratch again
 }
