@@ -543,7 +543,6 @@ func (s *Stream) deliver(o Output) {
 		s.frames++
 		s.pendingFrames++
 	}
-	s.pending = append(s.pending, o.Samples...)
 	target := s.target
 	switch {
 	case s.sent == 0:
@@ -571,6 +570,12 @@ func (s *Stream) deliver(o Output) {
 		}
 		target = min(target, frames*s.frameSamples)
 	}
+	if s.pending == nil && len(o.Samples) > 0 {
+		// The next chunk's buffer (the client keeps it), sized once
+		// instead of grown frame by frame.
+		s.pending = make([]float32, 0, max(target*s.channels, len(o.Samples)))
+	}
+	s.pending = append(s.pending, o.Samples...)
 	if len(s.pending) >= target*s.channels || (o.Done && len(s.pending) > 0) {
 		s.samples += int64(len(s.pending) / s.channels)
 		s.out <- Chunk{Samples: s.pending, Frames: s.pendingFrames}
