@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 // TestFirstChunkDuringPrompts: a ramped stream's first chunk is one frame,
 // or two while the step being generated carries other requests' prompts (a
@@ -43,6 +46,47 @@ func TestFirstChunkDuringPrompts(t *testing.T) {
 				if got[i] != tc.wantFrames[i] {
 					t.Fatalf("chunks of %v frames, want %v", got, tc.wantFrames)
 				}
+			}
+		})
+	}
+}
+
+// TestChunkBuffers: a chunk's buffer is allocated for the chunk's size once
+// (a streamed chunk of 4 frames holds exactly 4 frames), and a buffered
+// request's single chunk, of unknown length, starts from the largest
+// streamed chunk and grows: never from the "whole response" target.
+func TestChunkBuffers(t *testing.T) {
+	const spf, ch = 6, 2
+	frame := Output{Samples: make([]float32, spf*ch), Frame: []int{1}}
+	for _, tc := range []struct {
+		name      string
+		target    int // frames
+		frames    int
+		wantCap   []int // capacity of each chunk, samples
+		wantChunk []int // frames of each chunk
+	}{
+		{"streamed", 4, 8, []int{4 * spf * ch, 4 * spf * ch}, []int{4, 4}},
+		{"buffered", 1 << 40, 3, []int{maxPresizeFrames * spf * ch}, []int{3}},
+		{"buffered, longer", 1 << 40, 20, nil, []int{20}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := &Stream{e: &Engine{}, out: make(chan Chunk, 8), firstTarget: tc.target * spf, target: tc.target * spf,
+				rate: 1 << 20, frameSamples: spf, channels: ch}
+			for i := range tc.frames {
+				o := frame
+				o.Done = i == tc.frames-1
+				s.deliver(o)
+			}
+			close(s.out)
+			var caps, frames []int
+			for c := range s.out {
+				caps, frames = append(caps, cap(c.Samples)), append(frames, c.Frames)
+				if len(c.Samples) != c.Frames*spf*ch {
+					t.Fatalf("chunk of %d frames holds %d samples", c.Frames, len(c.Samples))
+				}
+			}
+			if fmt.Sprint(frames) != fmt.Sprint(tc.wantChunk) || (tc.wantCap != nil && fmt.Sprint(caps) != fmt.Sprint(tc.wantCap)) {
+				t.Fatalf("chunks of %v frames, capacities %v; want %v and %v", frames, caps, tc.wantChunk, tc.wantCap)
 			}
 		})
 	}

@@ -538,6 +538,10 @@ func (e *Engine) deliverAll(streams []*Stream, outs []Output, err error, d time.
 // stream only steps with an empty out channel, and at most two of its steps
 // are delivered before it steps again (one rendered while the other was
 // generated).
+// maxPresizeFrames bounds the frames a chunk's buffer is allocated for
+// before any arrive (deliver): the largest streamed chunk (8 frames).
+const maxPresizeFrames = 8
+
 func (s *Stream) deliver(o Output) {
 	if o.Frame != nil {
 		s.frames++
@@ -572,8 +576,10 @@ func (s *Stream) deliver(o Output) {
 	}
 	if s.pending == nil && len(o.Samples) > 0 {
 		// The next chunk's buffer (the client keeps it), sized once
-		// instead of grown frame by frame.
-		s.pending = make([]float32, 0, max(target*s.channels, len(o.Samples)))
+		// instead of grown frame by frame: up to a streamed chunk's
+		// largest size (a buffered response's "chunk" is the whole
+		// response, of unknown length; it grows from there).
+		s.pending = make([]float32, 0, max(min(target, maxPresizeFrames*s.frameSamples)*s.channels, len(o.Samples)))
 	}
 	s.pending = append(s.pending, o.Samples...)
 	if len(s.pending) >= target*s.channels || (o.Done && len(s.pending) > 0) {
