@@ -294,15 +294,7 @@ func TestLinearSerial(t *testing.T) {
 	useThreads(t, 2)
 	alwaysParallel(t)
 	r := rand.New(rand.NewPCG(43, 44))
-	packs := []struct {
-		name string
-		pack func(*Mat) bool
-	}{
-		{"panels", func(m *Mat) bool { m.Pack(); return m.Packed() }},
-		{"bf16dot", (*Mat).PackBF16Dot},
-		{"int8", (*Mat).PackInt8},
-		{"rowmajor", func(*Mat) bool { return true }},
-	}
+	packs := append(packings(), packing{"rowmajor", func(*Mat) bool { return true }})
 	for _, sh := range [][2]int{{67, 45}, {96, 301}, {300, 1024}} {
 		n, k := sh[0], sh[1]
 		bias := randVec(r, n)

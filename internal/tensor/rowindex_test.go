@@ -7,19 +7,28 @@ import (
 	"testing"
 )
 
+// packing is one way to pack a matrix; pack reports whether it did.
+type packing struct {
+	name string
+	pack func(*Mat) bool
+}
+
+// packings returns the packed layouts of the kernels (the dot-product ones
+// report false on CPUs without them).
+func packings() []packing {
+	return []packing{
+		{"panels", func(m *Mat) bool { m.Pack(); return m.Packed() }},
+		{"bf16dot", (*Mat).PackBF16Dot},
+		{"int8", (*Mat).PackInt8},
+	}
+}
+
 // TestIndexRows checks that a packed matrix's rows read the same, bit for
 // bit, from the row index as from its panels (Row, and AddRow onto other
 // values), on every kernel set, and that Bytes counts the index.
 func TestIndexRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
-	packs := []struct {
-		name string
-		pack func(*Mat) bool
-	}{
-		{"panels", func(m *Mat) bool { m.Pack(); return m.Packed() }},
-		{"bf16dot", (*Mat).PackBF16Dot},
-		{"int8", (*Mat).PackInt8},
-	}
+	packs := packings()
 	for _, sh := range [][2]int{{1, 1}, {33, 7}, {64, 768}, {70, 300}, {5, 513}} {
 		n, k := sh[0], sh[1]
 		for _, tm := range testMats(r, n, k) {
