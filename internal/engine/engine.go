@@ -533,15 +533,16 @@ func (e *Engine) deliverAll(streams []*Stream, outs []Output, err error, d time.
 	e.removeFinished()
 }
 
+// maxPresizeFrames bounds the frames a chunk's buffer is allocated for
+// before they arrive (deliver): the default streamed chunks (7 frames) and
+// the ramp's largest (8) fit; larger chunks grow from there.
+const maxPresizeFrames = 8
+
 // deliver adds a step's output to the pending chunk and hands the chunk over
 // when it is big enough (or the stream ended). The send never blocks: a
 // stream only steps with an empty out channel, and at most two of its steps
 // are delivered before it steps again (one rendered while the other was
 // generated).
-// maxPresizeFrames bounds the frames a chunk's buffer is allocated for
-// before any arrive (deliver): the largest streamed chunk (8 frames).
-const maxPresizeFrames = 8
-
 func (s *Stream) deliver(o Output) {
 	if o.Frame != nil {
 		s.frames++
@@ -576,9 +577,9 @@ func (s *Stream) deliver(o Output) {
 	}
 	if s.pending == nil && len(o.Samples) > 0 {
 		// The next chunk's buffer (the client keeps it), sized once
-		// instead of grown frame by frame: up to a streamed chunk's
-		// largest size (a buffered response's "chunk" is the whole
-		// response, of unknown length; it grows from there).
+		// instead of grown frame by frame, up to maxPresizeFrames (a
+		// buffered response's "chunk" is the whole response, of unknown
+		// length: it grows from there).
 		s.pending = make([]float32, 0, max(min(target, maxPresizeFrames*s.frameSamples)*s.channels, len(o.Samples)))
 	}
 	s.pending = append(s.pending, o.Samples...)
