@@ -53,8 +53,8 @@ func TestFirstChunkDuringPrompts(t *testing.T) {
 
 // TestChunkBuffers: a chunk's buffer is allocated for the chunk's size once
 // (a streamed chunk of 4 frames holds exactly 4 frames), and a buffered
-// request's single chunk, of unknown length, starts from the largest
-// streamed chunk and grows: never from the "whole response" target.
+// request's single chunk, of unknown length, starts from maxPresizeFrames
+// and grows: never from the "whole response" target.
 func TestChunkBuffers(t *testing.T) {
 	const spf, ch = 6, 2
 	frame := Output{Samples: make([]float32, spf*ch), Frame: []int{1}}
