@@ -178,13 +178,7 @@ func (t *transformer) mlp(h, u, out []float32, n int, ly *layer, ff []float32) {
 				tensor.GELUErf(f[i*t.ff : (i+1)*t.ff]) // a row at a time: never split
 			}
 			tensor.LinearSerial(ob, f, nb, ly.ff2, nil)
-			for i := range nb {
-				if ly.ls2 == nil {
-					tensor.Add(hb[i*d:(i+1)*d], ob[i*d:(i+1)*d])
-				} else {
-					tensor.AddMul(hb[i*d:(i+1)*d], ly.ls2, ob[i*d:(i+1)*d])
-				}
-			}
+			addScaledRows(hb, ob, ly.ls2, 0, nb, d)
 		}
 	})
 }
@@ -226,11 +220,18 @@ func addScaled(h, x, s []float32, n, d int) {
 		tensor.Add(h[:n*d], x)
 		return
 	}
-	tensor.For(n, rowGrain(d), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			tensor.AddMul(h[i*d:(i+1)*d], s, x[i*d:(i+1)*d])
-		}
-	})
+	tensor.For(n, rowGrain(d), func(lo, hi int) { addScaledRows(h, x, s, lo, hi, d) })
+}
+
+// addScaledRows is addScaled for rows [lo, hi), on the calling goroutine.
+func addScaledRows(h, x, s []float32, lo, hi, d int) {
+	if s == nil {
+		tensor.Add(h[lo*d:hi*d], x[lo*d:hi*d])
+		return
+	}
+	for i := lo; i < hi; i++ {
+		tensor.AddMul(h[i*d:(i+1)*d], s, x[i*d:(i+1)*d])
+	}
 }
 
 // addSin adds positional_scale · [cos(p/mp^(k/(half−1))), sin(…)], k < half,
