@@ -89,6 +89,7 @@ type attendJob struct {
 	out, q    []float32
 	segs      [2]attnSeg // the attended rows, in order: one or two runs
 	nkeys, hd int
+	heads     int
 	scale     float32
 	wide      int       // rows of bfloat16 keys or values widened at a time
 	scores    []float32 // a parallel call's scratch for the calling goroutine
@@ -141,6 +142,7 @@ func attend(out, q, keys, vals []float32, ring, first, nkeys, heads, hd, stride 
 
 // start runs the job's heads, spread over the pool when the work is large.
 func (j *attendJob) start(heads int, scores []float32) {
+	j.heads = heads
 	if 2*heads*j.nkeys*j.hd < parMinAttend {
 		for h := range heads {
 			j.run(h, &scores)
@@ -183,7 +185,7 @@ func (j *attendJob) run(h int, sp *[]float32) {
 		case sg.keys8 != nil:
 			o := sg.first*sg.stride + h*sg.headOff
 			sk, ks := s[off:off+sg.n], sg.ks[o/hd:o/hd+sg.n]
-			if attnScoresI8SIMD(sk, qh, sg.keys8[o:], ks, sg.stride, j.scale) {
+			if attnScoresI8SIMD(sk, qh, sg.keys8[o:], ks, sg.stride, j.scale, sg.vals8[o:]) {
 				break
 			}
 			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
@@ -216,7 +218,11 @@ func (j *attendJob) run(h int, sp *[]float32) {
 		case sg.vals8 != nil:
 			o := sg.first*sg.stride + h*sg.headOff
 			p, vs := s[off:off+sg.n], sg.vs[o/hd:o/hd+sg.n]
-			if attnSumI8SIMD(oh, p, sg.vals8[o:], vs, sg.stride) {
+			pf := sg.vals8[o:] // the last head's: already read
+			if h+1 < j.heads {
+				pf = sg.keys8[o+sg.headOff:] // the next head's keys
+			}
+			if attnSumI8SIMD(oh, p, sg.vals8[o:], vs, sg.stride, pf) {
 				break
 			}
 			for i, f := range vs {

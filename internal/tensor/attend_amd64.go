@@ -16,7 +16,7 @@ var attnSumKernelsBF = map[impl][]func(out, p *float32, v *uint16, stride, n int
 		attnSumBF16AVX2_5, attnSumBF16AVX2_6, attnSumBF16AVX2_7, attnSumBF16AVX2_8},
 }
 
-var attnSumKernelsI8 = map[impl][]func(out, p *float32, v *int8, stride, n int, vs *float32){
+var attnSumKernelsI8 = map[impl][]func(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8){
 	implAVX512: {attnSumI8AVX512_1, attnSumI8AVX512_2, attnSumI8AVX512_3, attnSumI8AVX512_4,
 		attnSumI8AVX512_5, attnSumI8AVX512_6, attnSumI8AVX512_7, attnSumI8AVX512_8},
 	implAVX2: {attnSumI8AVX2_1, attnSumI8AVX2_2, attnSumI8AVX2_3, attnSumI8AVX2_4,
@@ -40,8 +40,10 @@ func dequantRowsSIMD(dst []float32, q []int8, s []float32, hd int) bool {
 }
 
 // attnScoresI8SIMD is attnScoresSIMD for int8 keys with their scales ks:
-// s[j] = ((q·k_j)·scale)·ks[j], the bytes widened exactly.
-func attnScoresI8SIMD(s, q []float32, k []int8, ks []float32, stride int, scale float32) bool {
+// s[j] = ((q·k_j)·scale)·ks[j], the bytes widened exactly. Row j of pf
+// (stride apart like the keys; the values read next) is prefetched with
+// key j.
+func attnScoresI8SIMD(s, q []float32, k []int8, ks []float32, stride int, scale float32, pf []int8) bool {
 	w := vecWidth()
 	hd := len(q)
 	if w == 0 || hd == 0 || hd%w != 0 || len(s) == 0 {
@@ -49,17 +51,19 @@ func attnScoresI8SIMD(s, q []float32, k []int8, ks []float32, stride int, scale 
 	}
 	_ = k[(len(s)-1)*stride+hd-1]
 	_ = ks[len(s)-1]
+	_ = pf[(len(s)-1)*stride]
 	if active == implAVX512 {
-		attnScoresI8AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &ks[0])
+		attnScoresI8AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &ks[0], &pf[0])
 	} else {
-		attnScoresI8AVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &ks[0])
+		attnScoresI8AVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &ks[0], &pf[0])
 	}
 	return true
 }
 
 // attnSumI8SIMD is attnSumSIMD for int8 values with their scales vs: the
-// weight of row j is p[j]·vs[j].
-func attnSumI8SIMD(out, p []float32, v []int8, vs []float32, stride int) bool {
+// weight of row j is p[j]·vs[j]. Row j of pf (the rows read next) is
+// prefetched with value j.
+func attnSumI8SIMD(out, p []float32, v []int8, vs []float32, stride int, pf []int8) bool {
 	w := vecWidth()
 	hd := len(out)
 	if w == 0 || hd == 0 || hd%w != 0 || hd/w > len(attnSumKernelsI8[active]) || len(p) == 0 {
@@ -67,7 +71,8 @@ func attnSumI8SIMD(out, p []float32, v []int8, vs []float32, stride int) bool {
 	}
 	_ = v[(len(p)-1)*stride+hd-1]
 	_ = vs[len(p)-1]
-	attnSumKernelsI8[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), &vs[0])
+	_ = pf[(len(p)-1)*stride]
+	attnSumKernelsI8[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), &vs[0], &pf[0])
 	return true
 }
 

@@ -6245,9 +6245,9 @@ attnSumBF16AVX512_8_end:
 	VZEROUPPER
 	RET
 
-// func attnScoresI8AVX512(q *float32, k *int8, stride int, n int, hd int, scale float32, out *float32, ks *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnScoresI8AVX512(SB), NOSPLIT, $0-64
+// func attnScoresI8AVX512(q *float32, k *int8, stride int, n int, hd int, scale float32, out *float32, ks *float32, pf *int8)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnScoresI8AVX512(SB), NOSPLIT, $0-72
 	MOVQ         q+0(FP), AX
 	MOVQ         k+8(FP), CX
 	MOVQ         stride+16(FP), DX
@@ -6259,64 +6259,86 @@ TEXT ·attnScoresI8AVX512(SB), NOSPLIT, $0-64
 	VBROADCASTSS scale+40(FP), Z0
 
 attnScoresI8AVX512_block:
-	CMPQ      SI, $0x00000010
-	JL        attnScoresI8AVX512_single
-	MOVQ      CX, R10
-	LEAQ      (R10)(DX*4), CX
-	LEAQ      (CX)(DX*4), R13
-	LEAQ      (R13)(DX*4), R14
-	MOVQ      AX, R11
-	VMOVUPS   (R11), Z1
-	VPMOVSXBD (R10), Z2
-	VCVTDQ2PS Z2, Z2
-	VMULPS    Z2, Z1, Z2
-	VPMOVSXBD (CX), Z3
-	VCVTDQ2PS Z3, Z3
-	VMULPS    Z3, Z1, Z3
-	VPMOVSXBD (R13), Z4
-	VCVTDQ2PS Z4, Z4
-	VMULPS    Z4, Z1, Z4
-	VPMOVSXBD (R14), Z5
-	VCVTDQ2PS Z5, Z5
-	VMULPS    Z5, Z1, Z5
-	VPMOVSXBD (R10)(DX*1), Z6
-	VCVTDQ2PS Z6, Z6
-	VMULPS    Z6, Z1, Z6
-	VPMOVSXBD (CX)(DX*1), Z7
-	VCVTDQ2PS Z7, Z7
-	VMULPS    Z7, Z1, Z7
-	VPMOVSXBD (R13)(DX*1), Z8
-	VCVTDQ2PS Z8, Z8
-	VMULPS    Z8, Z1, Z8
-	VPMOVSXBD (R14)(DX*1), Z9
-	VCVTDQ2PS Z9, Z9
-	VMULPS    Z9, Z1, Z9
-	VPMOVSXBD (R10)(DX*2), Z10
-	VCVTDQ2PS Z10, Z10
-	VMULPS    Z10, Z1, Z10
-	VPMOVSXBD (CX)(DX*2), Z11
-	VCVTDQ2PS Z11, Z11
-	VMULPS    Z11, Z1, Z11
-	VPMOVSXBD (R13)(DX*2), Z12
-	VCVTDQ2PS Z12, Z12
-	VMULPS    Z12, Z1, Z12
-	VPMOVSXBD (R14)(DX*2), Z13
-	VCVTDQ2PS Z13, Z13
-	VMULPS    Z13, Z1, Z13
-	VPMOVSXBD (R10)(BX*1), Z14
-	VCVTDQ2PS Z14, Z14
-	VMULPS    Z14, Z1, Z14
-	VPMOVSXBD (CX)(BX*1), Z15
-	VCVTDQ2PS Z15, Z15
-	VMULPS    Z15, Z1, Z15
-	VPMOVSXBD (R13)(BX*1), Z16
-	VCVTDQ2PS Z16, Z16
-	VMULPS    Z16, Z1, Z16
-	VPMOVSXBD (R14)(BX*1), Z17
-	VCVTDQ2PS Z17, Z17
-	VMULPS    Z17, Z1, Z17
-	MOVQ      DI, R12
-	SUBQ      $0x00000010, R12
+	CMPQ       SI, $0x00000010
+	JL         attnScoresI8AVX512_single
+	MOVQ       pf+64(FP), R11
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(DX*1)
+	PREFETCHT0 (R11)(DX*2)
+	PREFETCHT0 (R11)(BX*1)
+	LEAQ       (R11)(DX*4), R11
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(DX*1)
+	PREFETCHT0 (R11)(DX*2)
+	PREFETCHT0 (R11)(BX*1)
+	LEAQ       (R11)(DX*4), R11
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(DX*1)
+	PREFETCHT0 (R11)(DX*2)
+	PREFETCHT0 (R11)(BX*1)
+	LEAQ       (R11)(DX*4), R11
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(DX*1)
+	PREFETCHT0 (R11)(DX*2)
+	PREFETCHT0 (R11)(BX*1)
+	LEAQ       (R11)(DX*4), R11
+	MOVQ       R11, pf+64(FP)
+	MOVQ       CX, R10
+	LEAQ       (R10)(DX*4), CX
+	LEAQ       (CX)(DX*4), R13
+	LEAQ       (R13)(DX*4), R14
+	MOVQ       AX, R11
+	VMOVUPS    (R11), Z1
+	VPMOVSXBD  (R10), Z2
+	VCVTDQ2PS  Z2, Z2
+	VMULPS     Z2, Z1, Z2
+	VPMOVSXBD  (CX), Z3
+	VCVTDQ2PS  Z3, Z3
+	VMULPS     Z3, Z1, Z3
+	VPMOVSXBD  (R13), Z4
+	VCVTDQ2PS  Z4, Z4
+	VMULPS     Z4, Z1, Z4
+	VPMOVSXBD  (R14), Z5
+	VCVTDQ2PS  Z5, Z5
+	VMULPS     Z5, Z1, Z5
+	VPMOVSXBD  (R10)(DX*1), Z6
+	VCVTDQ2PS  Z6, Z6
+	VMULPS     Z6, Z1, Z6
+	VPMOVSXBD  (CX)(DX*1), Z7
+	VCVTDQ2PS  Z7, Z7
+	VMULPS     Z7, Z1, Z7
+	VPMOVSXBD  (R13)(DX*1), Z8
+	VCVTDQ2PS  Z8, Z8
+	VMULPS     Z8, Z1, Z8
+	VPMOVSXBD  (R14)(DX*1), Z9
+	VCVTDQ2PS  Z9, Z9
+	VMULPS     Z9, Z1, Z9
+	VPMOVSXBD  (R10)(DX*2), Z10
+	VCVTDQ2PS  Z10, Z10
+	VMULPS     Z10, Z1, Z10
+	VPMOVSXBD  (CX)(DX*2), Z11
+	VCVTDQ2PS  Z11, Z11
+	VMULPS     Z11, Z1, Z11
+	VPMOVSXBD  (R13)(DX*2), Z12
+	VCVTDQ2PS  Z12, Z12
+	VMULPS     Z12, Z1, Z12
+	VPMOVSXBD  (R14)(DX*2), Z13
+	VCVTDQ2PS  Z13, Z13
+	VMULPS     Z13, Z1, Z13
+	VPMOVSXBD  (R10)(BX*1), Z14
+	VCVTDQ2PS  Z14, Z14
+	VMULPS     Z14, Z1, Z14
+	VPMOVSXBD  (CX)(BX*1), Z15
+	VCVTDQ2PS  Z15, Z15
+	VMULPS     Z15, Z1, Z15
+	VPMOVSXBD  (R13)(BX*1), Z16
+	VCVTDQ2PS  Z16, Z16
+	VMULPS     Z16, Z1, Z16
+	VPMOVSXBD  (R14)(BX*1), Z17
+	VCVTDQ2PS  Z17, Z17
+	VMULPS     Z17, Z1, Z17
+	MOVQ       DI, R12
+	SUBQ       $0x00000010, R12
 
 attnScoresI8AVX512_bv:
 	CMPQ        R12, $0x00000000
@@ -6437,16 +6459,20 @@ attnScoresI8AVX512_btree:
 	JMP        attnScoresI8AVX512_block
 
 attnScoresI8AVX512_single:
-	CMPQ      SI, $0x00000000
-	JLE       attnScoresI8AVX512_ret
-	MOVQ      AX, R11
-	MOVQ      CX, R10
-	VMOVUPS   (R11), Z1
-	VPMOVSXBD (R10), Z2
-	VCVTDQ2PS Z2, Z2
-	VMULPS    Z2, Z1, Z1
-	MOVQ      DI, R12
-	SUBQ      $0x00000010, R12
+	CMPQ       SI, $0x00000000
+	JLE        attnScoresI8AVX512_ret
+	MOVQ       pf+64(FP), R11
+	PREFETCHT0 (R11)
+	ADDQ       DX, R11
+	MOVQ       R11, pf+64(FP)
+	MOVQ       AX, R11
+	MOVQ       CX, R10
+	VMOVUPS    (R11), Z1
+	VPMOVSXBD  (R10), Z2
+	VCVTDQ2PS  Z2, Z2
+	VMULPS     Z2, Z1, Z1
+	MOVQ       DI, R12
+	SUBQ       $0x00000010, R12
 
 attnScoresI8AVX512_sv:
 	CMPQ        R12, $0x00000000
@@ -6482,20 +6508,23 @@ attnScoresI8AVX512_ret:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX512_1(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnSumI8AVX512_1(SB), NOSPLIT, $0-48
+// func attnSumI8AVX512_1(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumI8AVX512_1(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Z0
 
 attnSumI8AVX512_1_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX512_1_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X1
 	VMULSS       (DI), X1, X1
 	VBROADCASTSS X1, Z1
@@ -6513,21 +6542,24 @@ attnSumI8AVX512_1_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX512_2(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnSumI8AVX512_2(SB), NOSPLIT, $0-48
+// func attnSumI8AVX512_2(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumI8AVX512_2(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 
 attnSumI8AVX512_2_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX512_2_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X2
 	VMULSS       (DI), X2, X2
 	VBROADCASTSS X2, Z2
@@ -6549,15 +6581,16 @@ attnSumI8AVX512_2_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX512_3(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnSumI8AVX512_3(SB), NOSPLIT, $0-48
+// func attnSumI8AVX512_3(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumI8AVX512_3(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6565,6 +6598,8 @@ TEXT ·attnSumI8AVX512_3(SB), NOSPLIT, $0-48
 attnSumI8AVX512_3_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX512_3_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X3
 	VMULSS       (DI), X3, X3
 	VBROADCASTSS X3, Z3
@@ -6590,15 +6625,16 @@ attnSumI8AVX512_3_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX512_4(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnSumI8AVX512_4(SB), NOSPLIT, $0-48
+// func attnSumI8AVX512_4(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumI8AVX512_4(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6607,6 +6643,8 @@ TEXT ·attnSumI8AVX512_4(SB), NOSPLIT, $0-48
 attnSumI8AVX512_4_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX512_4_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X4
 	VMULSS       (DI), X4, X4
 	VBROADCASTSS X4, Z4
@@ -6636,15 +6674,16 @@ attnSumI8AVX512_4_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX512_5(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnSumI8AVX512_5(SB), NOSPLIT, $0-48
+// func attnSumI8AVX512_5(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumI8AVX512_5(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6654,6 +6693,8 @@ TEXT ·attnSumI8AVX512_5(SB), NOSPLIT, $0-48
 attnSumI8AVX512_5_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX512_5_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X5
 	VMULSS       (DI), X5, X5
 	VBROADCASTSS X5, Z5
@@ -6687,15 +6728,16 @@ attnSumI8AVX512_5_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX512_6(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnSumI8AVX512_6(SB), NOSPLIT, $0-48
+// func attnSumI8AVX512_6(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumI8AVX512_6(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6706,6 +6748,8 @@ TEXT ·attnSumI8AVX512_6(SB), NOSPLIT, $0-48
 attnSumI8AVX512_6_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX512_6_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X6
 	VMULSS       (DI), X6, X6
 	VBROADCASTSS X6, Z6
@@ -6743,15 +6787,16 @@ attnSumI8AVX512_6_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX512_7(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnSumI8AVX512_7(SB), NOSPLIT, $0-48
+// func attnSumI8AVX512_7(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumI8AVX512_7(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6763,6 +6808,8 @@ TEXT ·attnSumI8AVX512_7(SB), NOSPLIT, $0-48
 attnSumI8AVX512_7_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX512_7_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X7
 	VMULSS       (DI), X7, X7
 	VBROADCASTSS X7, Z7
@@ -6804,15 +6851,16 @@ attnSumI8AVX512_7_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX512_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnSumI8AVX512_8(SB), NOSPLIT, $0-48
+// func attnSumI8AVX512_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumI8AVX512_8(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6825,6 +6873,8 @@ TEXT ·attnSumI8AVX512_8(SB), NOSPLIT, $0-48
 attnSumI8AVX512_8_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX512_8_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X8
 	VMULSS       (DI), X8, X8
 	VBROADCASTSS X8, Z8
@@ -18718,9 +18768,9 @@ attnSumBF16AVX2_8_end:
 	VZEROUPPER
 	RET
 
-// func attnScoresI8AVX2(q *float32, k *int8, stride int, n int, hd int, scale float32, out *float32, ks *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnScoresI8AVX2(SB), NOSPLIT, $0-64
+// func attnScoresI8AVX2(q *float32, k *int8, stride int, n int, hd int, scale float32, out *float32, ks *float32, pf *int8)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnScoresI8AVX2(SB), NOSPLIT, $0-72
 	MOVQ         q+0(FP), AX
 	MOVQ         k+8(FP), CX
 	MOVQ         stride+16(FP), DX
@@ -18732,38 +18782,50 @@ TEXT ·attnScoresI8AVX2(SB), NOSPLIT, $0-64
 	VBROADCASTSS scale+40(FP), Y0
 
 attnScoresI8AVX2_block:
-	CMPQ      SI, $0x00000008
-	JL        attnScoresI8AVX2_single
-	MOVQ      CX, R10
-	LEAQ      (R10)(DX*4), CX
-	MOVQ      AX, R11
-	VMOVUPS   (R11), Y1
-	VPMOVSXBD (R10), Y2
-	VCVTDQ2PS Y2, Y2
-	VMULPS    Y2, Y1, Y2
-	VPMOVSXBD (CX), Y3
-	VCVTDQ2PS Y3, Y3
-	VMULPS    Y3, Y1, Y3
-	VPMOVSXBD (R10)(DX*1), Y4
-	VCVTDQ2PS Y4, Y4
-	VMULPS    Y4, Y1, Y4
-	VPMOVSXBD (CX)(DX*1), Y5
-	VCVTDQ2PS Y5, Y5
-	VMULPS    Y5, Y1, Y5
-	VPMOVSXBD (R10)(DX*2), Y6
-	VCVTDQ2PS Y6, Y6
-	VMULPS    Y6, Y1, Y6
-	VPMOVSXBD (CX)(DX*2), Y7
-	VCVTDQ2PS Y7, Y7
-	VMULPS    Y7, Y1, Y7
-	VPMOVSXBD (R10)(BX*1), Y8
-	VCVTDQ2PS Y8, Y8
-	VMULPS    Y8, Y1, Y8
-	VPMOVSXBD (CX)(BX*1), Y9
-	VCVTDQ2PS Y9, Y9
-	VMULPS    Y9, Y1, Y9
-	MOVQ      DI, R12
-	SUBQ      $0x00000008, R12
+	CMPQ       SI, $0x00000008
+	JL         attnScoresI8AVX2_single
+	MOVQ       pf+64(FP), R11
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(DX*1)
+	PREFETCHT0 (R11)(DX*2)
+	PREFETCHT0 (R11)(BX*1)
+	LEAQ       (R11)(DX*4), R11
+	PREFETCHT0 (R11)
+	PREFETCHT0 (R11)(DX*1)
+	PREFETCHT0 (R11)(DX*2)
+	PREFETCHT0 (R11)(BX*1)
+	LEAQ       (R11)(DX*4), R11
+	MOVQ       R11, pf+64(FP)
+	MOVQ       CX, R10
+	LEAQ       (R10)(DX*4), CX
+	MOVQ       AX, R11
+	VMOVUPS    (R11), Y1
+	VPMOVSXBD  (R10), Y2
+	VCVTDQ2PS  Y2, Y2
+	VMULPS     Y2, Y1, Y2
+	VPMOVSXBD  (CX), Y3
+	VCVTDQ2PS  Y3, Y3
+	VMULPS     Y3, Y1, Y3
+	VPMOVSXBD  (R10)(DX*1), Y4
+	VCVTDQ2PS  Y4, Y4
+	VMULPS     Y4, Y1, Y4
+	VPMOVSXBD  (CX)(DX*1), Y5
+	VCVTDQ2PS  Y5, Y5
+	VMULPS     Y5, Y1, Y5
+	VPMOVSXBD  (R10)(DX*2), Y6
+	VCVTDQ2PS  Y6, Y6
+	VMULPS     Y6, Y1, Y6
+	VPMOVSXBD  (CX)(DX*2), Y7
+	VCVTDQ2PS  Y7, Y7
+	VMULPS     Y7, Y1, Y7
+	VPMOVSXBD  (R10)(BX*1), Y8
+	VCVTDQ2PS  Y8, Y8
+	VMULPS     Y8, Y1, Y8
+	VPMOVSXBD  (CX)(BX*1), Y9
+	VCVTDQ2PS  Y9, Y9
+	VMULPS     Y9, Y1, Y9
+	MOVQ       DI, R12
+	SUBQ       $0x00000008, R12
 
 attnScoresI8AVX2_bv:
 	CMPQ        R12, $0x00000000
@@ -18834,16 +18896,20 @@ attnScoresI8AVX2_btree:
 	JMP        attnScoresI8AVX2_block
 
 attnScoresI8AVX2_single:
-	CMPQ      SI, $0x00000000
-	JLE       attnScoresI8AVX2_ret
-	MOVQ      AX, R11
-	MOVQ      CX, R10
-	VMOVUPS   (R11), Y1
-	VPMOVSXBD (R10), Y2
-	VCVTDQ2PS Y2, Y2
-	VMULPS    Y2, Y1, Y1
-	MOVQ      DI, R12
-	SUBQ      $0x00000008, R12
+	CMPQ       SI, $0x00000000
+	JLE        attnScoresI8AVX2_ret
+	MOVQ       pf+64(FP), R11
+	PREFETCHT0 (R11)
+	ADDQ       DX, R11
+	MOVQ       R11, pf+64(FP)
+	MOVQ       AX, R11
+	MOVQ       CX, R10
+	VMOVUPS    (R11), Y1
+	VPMOVSXBD  (R10), Y2
+	VCVTDQ2PS  Y2, Y2
+	VMULPS     Y2, Y1, Y1
+	MOVQ       DI, R12
+	SUBQ       $0x00000008, R12
 
 attnScoresI8AVX2_sv:
 	CMPQ        R12, $0x00000000
@@ -18877,20 +18943,23 @@ attnScoresI8AVX2_ret:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX2_1(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumI8AVX2_1(SB), NOSPLIT, $0-48
+// func attnSumI8AVX2_1(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumI8AVX2_1(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Y0
 
 attnSumI8AVX2_1_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX2_1_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X1
 	VMULSS       (DI), X1, X1
 	VBROADCASTSS X1, Y1
@@ -18908,21 +18977,24 @@ attnSumI8AVX2_1_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX2_2(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumI8AVX2_2(SB), NOSPLIT, $0-48
+// func attnSumI8AVX2_2(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumI8AVX2_2(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 
 attnSumI8AVX2_2_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX2_2_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X2
 	VMULSS       (DI), X2, X2
 	VBROADCASTSS X2, Y2
@@ -18944,15 +19016,16 @@ attnSumI8AVX2_2_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX2_3(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumI8AVX2_3(SB), NOSPLIT, $0-48
+// func attnSumI8AVX2_3(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumI8AVX2_3(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -18960,6 +19033,8 @@ TEXT ·attnSumI8AVX2_3(SB), NOSPLIT, $0-48
 attnSumI8AVX2_3_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX2_3_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X3
 	VMULSS       (DI), X3, X3
 	VBROADCASTSS X3, Y3
@@ -18985,15 +19060,16 @@ attnSumI8AVX2_3_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX2_4(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumI8AVX2_4(SB), NOSPLIT, $0-48
+// func attnSumI8AVX2_4(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumI8AVX2_4(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19002,6 +19078,8 @@ TEXT ·attnSumI8AVX2_4(SB), NOSPLIT, $0-48
 attnSumI8AVX2_4_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX2_4_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X4
 	VMULSS       (DI), X4, X4
 	VBROADCASTSS X4, Y4
@@ -19031,15 +19109,16 @@ attnSumI8AVX2_4_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX2_5(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumI8AVX2_5(SB), NOSPLIT, $0-48
+// func attnSumI8AVX2_5(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumI8AVX2_5(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19049,6 +19128,8 @@ TEXT ·attnSumI8AVX2_5(SB), NOSPLIT, $0-48
 attnSumI8AVX2_5_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX2_5_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X5
 	VMULSS       (DI), X5, X5
 	VBROADCASTSS X5, Y5
@@ -19082,15 +19163,16 @@ attnSumI8AVX2_5_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX2_6(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumI8AVX2_6(SB), NOSPLIT, $0-48
+// func attnSumI8AVX2_6(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumI8AVX2_6(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19101,6 +19183,8 @@ TEXT ·attnSumI8AVX2_6(SB), NOSPLIT, $0-48
 attnSumI8AVX2_6_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX2_6_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X6
 	VMULSS       (DI), X6, X6
 	VBROADCASTSS X6, Y6
@@ -19138,15 +19222,16 @@ attnSumI8AVX2_6_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX2_7(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumI8AVX2_7(SB), NOSPLIT, $0-48
+// func attnSumI8AVX2_7(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumI8AVX2_7(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19158,6 +19243,8 @@ TEXT ·attnSumI8AVX2_7(SB), NOSPLIT, $0-48
 attnSumI8AVX2_7_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX2_7_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X7
 	VMULSS       (DI), X7, X7
 	VBROADCASTSS X7, Y7
@@ -19199,15 +19286,16 @@ attnSumI8AVX2_7_end:
 	VZEROUPPER
 	RET
 
-// func attnSumI8AVX2_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumI8AVX2_8(SB), NOSPLIT, $0-48
+// func attnSumI8AVX2_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumI8AVX2_8(SB), NOSPLIT, $0-56
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	MOVQ    n+32(FP), SI
 	MOVQ    vs+40(FP), DI
+	MOVQ    pf+48(FP), R8
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19220,6 +19308,8 @@ TEXT ·attnSumI8AVX2_8(SB), NOSPLIT, $0-48
 attnSumI8AVX2_8_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumI8AVX2_8_end
+	PREFETCHT0   (R8)
+	ADDQ         BX, R8
 	VMOVSS       (CX), X8
 	VMULSS       (DI), X8, X8
 	VBROADCASTSS X8, Y8

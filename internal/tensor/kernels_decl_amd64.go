@@ -322,47 +322,47 @@ func attnSumBF16AVX512_8(out *float32, p *float32, v *uint16, stride int, n int)
 // attnScoresI8AVX512 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //
 //go:noescape
-func attnScoresI8AVX512(q *float32, k *int8, stride int, n int, hd int, scale float32, out *float32, ks *float32)
+func attnScoresI8AVX512(q *float32, k *int8, stride int, n int, hd int, scale float32, out *float32, ks *float32, pf *int8)
 
 // attnSumI8AVX512_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX512_1(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX512_1(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX512_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX512_2(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX512_2(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX512_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX512_3(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX512_3(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX512_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX512_4(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX512_4(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX512_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX512_5(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX512_5(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX512_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX512_6(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX512_6(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX512_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX512_7(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX512_7(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX512_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX512_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX512_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // dequantRowsAVX512 writes dst[r·hd+c] = float32(src[r·hd+c])·scales[r] for r < rows, hd a multiple of the vector width.
 //
@@ -1122,47 +1122,47 @@ func attnSumBF16AVX2_8(out *float32, p *float32, v *uint16, stride int, n int)
 // attnScoresI8AVX2 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //
 //go:noescape
-func attnScoresI8AVX2(q *float32, k *int8, stride int, n int, hd int, scale float32, out *float32, ks *float32)
+func attnScoresI8AVX2(q *float32, k *int8, stride int, n int, hd int, scale float32, out *float32, ks *float32, pf *int8)
 
 // attnSumI8AVX2_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX2_1(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX2_1(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX2_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX2_2(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX2_2(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX2_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX2_3(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX2_3(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX2_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX2_4(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX2_4(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX2_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX2_5(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX2_5(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX2_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX2_6(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX2_6(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX2_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX2_7(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX2_7(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // attnSumI8AVX2_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumI8AVX2_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32)
+func attnSumI8AVX2_8(out *float32, p *float32, v *int8, stride int, n int, vs *float32, pf *int8)
 
 // dequantRowsAVX2 writes dst[r·hd+c] = float32(src[r·hd+c])·scales[r] for r < rows, hd a multiple of the vector width.
 //
