@@ -203,17 +203,17 @@ func dotI8AVX512_2x128(a *float32, lda int, w *int8, wp int, k int, c *float32, 
 // mqScoresDotAVX512 computes windowed-attention scores of 1 query vectors of 16 lanes with bfloat16 dot products.
 //
 //go:noescape
-func mqScoresDotAVX512(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresDotAVX512(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32, pf *uint16)
 
 // mqScoresDotAVX512x2 computes windowed-attention scores of 2 query vectors of 16 lanes with bfloat16 dot products.
 //
 //go:noescape
-func mqScoresDotAVX512x2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresDotAVX512x2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32, pf *uint16)
 
 // mqScoresDotAVX512Y computes windowed-attention scores of 1 query vectors of 8 lanes with bfloat16 dot products.
 //
 //go:noescape
-func mqScoresDotAVX512Y(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresDotAVX512Y(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32, pf *uint16)
 
 // mqPairsDotAVX512 rounds the probabilities of 1 vectors of 16 lanes into key pairs.
 //

@@ -15,7 +15,8 @@ type windowKernels struct {
 	// the kernels.
 	scoresBF func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32)
 	// Scores as bfloat16 dot products (KV.Dot; AVX512_BF16), nil for 8×2.
-	scoresDot func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32)
+	// pf: rows prefetched with the keys (the same rows' values).
+	scoresDot func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32, pf *uint16)
 	pvBF      []func(oT, pT *float32, v *uint16, stride, n int)
 	pvMaskBF  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
 	// Weighted sums as bfloat16 dot products over value pairs (KV.DotPV;
@@ -206,7 +207,9 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 		if kv.Dot {
 			k := kv.K16[r.row*kv.Stride+koff:]
 			if HasBF16Dot() && kn.scoresDot != nil {
-				kn.scoresDot(&qT[0], &k[0], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
+				// The values of the same rows (pairs of rows with DotPV:
+				// the same bytes) are prefetched for the weighted sums.
+				kn.scoresDot(&qT[0], &k[0], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R], &kv.V16[r.row*kv.Stride+koff])
 			} else {
 				scoresDotGo(qT, k, kv.Stride, r.n, hd, j.scale, sT[r.j0*R:], R)
 			}

@@ -325,6 +325,12 @@ func tileStore(b *bytes.Buffer, name string, rows, nv int, reg string, vb int) {
 // from zero ((acc + q₁k₁) + q₀k₀, denormals flushed), then times scale; keys
 // go in register blocks (lanes/nv keys, then 4, then 1) whose accumulators
 // each hold one key of one vector, so the blocking never changes a score.
+// pf *uint16 (the last argument) holds rows the caller reads next, stride
+// apart like the keys (their values): the first two cache lines of row j
+// are prefetched with key j, and so are those of key j+16. With 8 streams'
+// windows (100 MB) from memory, the window kernel went from 72 to 107
+// GMAC/s, as fast as on a window in cache. A prefetch never faults (the
+// look-ahead past the last key is harmless) and changes no result.
 
 func scoresDotName(lanes, nv int) string {
 	name := "mqScoresDotAVX512"
@@ -340,7 +346,8 @@ func scoresDotName(lanes, nv int) string {
 // scoresDotKernel writes the kernel for lanes 16 (zmm) or 8 (ymm) and nv
 // vectors. Registers: accumulators 0…15, queries 16–17, key broadcasts
 // 18–21, the scale 31; GP: DI keys, SI stride bytes, R8 3·stride, R9 keys
-// left, R10 sT, R11 qT, R12 pairs left, R13/AX/BX/DX the block's key bases.
+// left, R10 sT, R11 qT, R12 pairs left, R13/AX/BX/DX the block's key bases,
+// R14 the prefetched rows.
 func scoresDotKernel(b *bytes.Buffer, lanes, nv int) {
 	name := scoresDotName(lanes, nv)
 	reg, bits, vb := "Z", 512, 64
@@ -348,10 +355,10 @@ func scoresDotKernel(b *bytes.Buffer, lanes, nv int) {
 		reg, bits, vb = "Y", 256, 32
 	}
 	row := nv * vb
-	fmt.Fprintf(b, "// func %s(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)\n", name)
-	fmt.Fprintf(b, "// Requires: AVX512F, AVX512VL, AVX512_BF16\nTEXT ·%s(SB), NOSPLIT, $0-56\n", name)
+	fmt.Fprintf(b, "// func %s(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32, pf *uint16)\n", name)
+	fmt.Fprintf(b, "// Requires: AVX512F, AVX512VL, AVX512_BF16\nTEXT ·%s(SB), NOSPLIT, $0-64\n", name)
 	b.WriteString("\tMOVQ k+8(FP), DI\n\tMOVQ stride+16(FP), SI\n\tSHLQ $0x01, SI\n\tLEAQ (SI)(SI*2), R8\n")
-	b.WriteString("\tMOVQ n+24(FP), R9\n\tMOVQ sT+48(FP), R10\n")
+	b.WriteString("\tMOVQ n+24(FP), R9\n\tMOVQ sT+48(FP), R10\n\tMOVQ pf+56(FP), R14\n")
 	fmt.Fprintf(b, "\tVBROADCASTSS scale+40(FP), %s31\n", reg)
 	bases := []string{"R13", "AX", "BX", "DX"}
 	blocks := []int{16 / nv}
@@ -380,6 +387,25 @@ func scoresDotKernel(b *bytes.Buffer, lanes, nv int) {
 				return fmt.Sprintf("(%s)(R8*1)", base)
 			}
 			return fmt.Sprintf("(%s)", base)
+		}
+		b.WriteString("\tLEAQ (DI)(SI*8), CX\n\tLEAQ (CX)(SI*8), CX\n")
+		for j := range blk {
+			// Two lines of each row of pf, R14 walking four rows at a time.
+			ix := [...]string{"", "(SI*1)", "(SI*2)", "(R8*1)"}[j%4]
+			fmt.Fprintf(b, "\tPREFETCHT0 (R14)%s\n\tPREFETCHT0 64(R14)%s\n", ix, ix)
+			fmt.Fprintf(b, "\tPREFETCHT0 (CX)%s\n\tPREFETCHT0 64(CX)%s\n", ix, ix)
+			if j%4 == 3 {
+				b.WriteString("\tLEAQ (R14)(SI*4), R14\n")
+				b.WriteString("\tLEAQ (CX)(SI*4), CX\n")
+			}
+		}
+		switch blk % 4 {
+		case 1:
+			b.WriteString("\tADDQ SI, R14\n")
+		case 2:
+			b.WriteString("\tLEAQ (R14)(SI*2), R14\n")
+		case 3:
+			b.WriteString("\tADDQ R8, R14\n")
 		}
 		for a := 0; a < blk*nv; a++ {
 			fmt.Fprintf(b, "\tVPXORD %s%d, %s%d, %s%d\n", reg, a, reg, a, reg, a)
@@ -624,7 +650,7 @@ func genDot(asmPath, declPath string) {
 	for _, v := range scoresDotVariants {
 		scoresDotKernel(&s, v[0], v[1])
 		fmt.Fprintf(&d, "// %s computes windowed-attention scores of %d query vectors of %d lanes with bfloat16 dot products.\n//\n//go:noescape\n", scoresDotName(v[0], v[1]), v[1], v[0])
-		fmt.Fprintf(&d, "func %s(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)\n\n", scoresDotName(v[0], v[1]))
+		fmt.Fprintf(&d, "func %s(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32, pf *uint16)\n\n", scoresDotName(v[0], v[1]))
 	}
 	genPVDot(&s, &d)
 	d.WriteString("// absMaxBitsAVX2 is absMaxBitsAVX512 for n a multiple of 8.\n//\n//go:noescape\nfunc absMaxBitsAVX2(src *float32, n int) uint32\n\n")
