@@ -372,7 +372,7 @@ func dequantRowsAVX512(dst *float32, src *int8, scales *float32, rows int, hd in
 // mqScoresAVX512 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride elements apart.
 //
 //go:noescape
-func mqScoresAVX512(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresAVX512(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32, pf *float32)
 
 // mqPVAVX512_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
 //
@@ -537,7 +537,7 @@ func mqPVMaskAVX512_16(oT *float32, pT *float32, v *float32, stride int, n int, 
 // mqScoresAVX512x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd floats, stride elements apart.
 //
 //go:noescape
-func mqScoresAVX512x2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresAVX512x2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32, pf *float32)
 
 // mqPVAVX512x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
 //
@@ -622,7 +622,7 @@ func mqPVMaskAVX512x2_8(oT *float32, pT *float32, v *float32, stride int, n int,
 // mqScoresBF16AVX512 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd bfloat16 values, stride elements apart.
 //
 //go:noescape
-func mqScoresBF16AVX512(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresBF16AVX512(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32, pf *uint16)
 
 // mqPVBF16AVX512_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
 //
@@ -787,7 +787,7 @@ func mqPVMaskBF16AVX512_16(oT *float32, pT *float32, v *uint16, stride int, n in
 // mqScoresBF16AVX512x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd bfloat16 values, stride elements apart.
 //
 //go:noescape
-func mqScoresBF16AVX512x2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresBF16AVX512x2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32, pf *uint16)
 
 // mqPVBF16AVX512x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
 //
@@ -1172,7 +1172,7 @@ func dequantRowsAVX2(dst *float32, src *int8, scales *float32, rows int, hd int)
 // mqScoresAVX2 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd floats, stride elements apart.
 //
 //go:noescape
-func mqScoresAVX2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresAVX2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32, pf *float32)
 
 // mqPVAVX2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
 //
@@ -1257,7 +1257,7 @@ func mqPVMaskAVX2_8(oT *float32, pT *float32, v *float32, stride int, n int, win
 // mqScoresAVX2x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd floats, stride elements apart.
 //
 //go:noescape
-func mqScoresAVX2x2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresAVX2x2(qT *float32, k *float32, stride int, n int, hd int, scale float32, sT *float32, pf *float32)
 
 // mqPVAVX2x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
 //
@@ -1302,7 +1302,7 @@ func mqPVMaskAVX2x2_4(oT *float32, pT *float32, v *float32, stride int, n int, w
 // mqScoresBF16AVX2 computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd bfloat16 values, stride elements apart.
 //
 //go:noescape
-func mqScoresBF16AVX2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresBF16AVX2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32, pf *uint16)
 
 // mqPVBF16AVX2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
 //
@@ -1387,7 +1387,7 @@ func mqPVMaskBF16AVX2_8(oT *float32, pT *float32, v *uint16, stride int, n int, 
 // mqScoresBF16AVX2x2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd bfloat16 values, stride elements apart.
 //
 //go:noescape
-func mqScoresBF16AVX2x2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32)
+func mqScoresBF16AVX2x2(qT *float32, k *uint16, stride int, n int, hd int, scale float32, sT *float32, pf *uint16)
 
 // mqPVBF16AVX2x2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
 //

@@ -7,13 +7,13 @@ import "math"
 // windowKernels are the kernels for one vector width and tile width (see
 // _asm/windows.go): pv[g-1] and pvMask[g-1] accumulate g output dimensions.
 type windowKernels struct {
-	scores  func(qT, k *float32, stride, n, hd int, scale float32, sT *float32)
+	scores  func(qT, k *float32, stride, n, hd int, scale float32, sT *float32, pf *float32)
 	softmax func(sT *float32, n, stride int, win *int32)
 	pv      []func(oT, pT, v *float32, stride, n int)
 	pvMask  []func(oT, pT, v *float32, stride, n int, win *int32, j0 int)
 	// The same for bfloat16 keys and values (KV.K16), widened exactly in
 	// the kernels.
-	scoresBF func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32)
+	scoresBF func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32, pf *uint16)
 	// Scores as bfloat16 dot products (KV.Dot; AVX512_BF16), nil for 8×2.
 	// pf: rows prefetched with the keys (the same rows' values).
 	scoresDot func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32, pf *uint16)
@@ -215,11 +215,13 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 			}
 			continue
 		}
+		// The score kernels prefetch the same rows' values (pf) for the
+		// weighted sums.
 		if bf {
-			kn.scoresBF(&qT[0], &kv.K16[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
+			kn.scoresBF(&qT[0], &kv.K16[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R], &kv.V16[r.row*kv.Stride+koff])
 			continue
 		}
-		kn.scores(&qT[0], &kv.K[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R])
+		kn.scores(&qT[0], &kv.K[r.row*kv.Stride+koff], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R], &kv.V[r.row*kv.Stride+koff])
 	}
 	for v := range V {
 		kn.softmax(&sT[v*L], n, R, &t.win[v*2*L])

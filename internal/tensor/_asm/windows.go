@@ -177,13 +177,22 @@ func (w *window) next() { VPADDD(w.one, w.j, w.j) }
 // rows r, each score one FMA chain over c from zero. Keys are taken in
 // register blocks (then 4, then 1); every accumulator is one key of one
 // vector, so the blocking never changes a score.
+//
+// The last argument pf (of the keys' type) holds rows the caller reads next,
+// stride apart like the keys (the same rows' values): with each block of
+// keys the kernel prefetches the start of those rows of pf (two lines 128
+// bytes apart for floats, whose neighbours the hardware fetches in pairs;
+// two adjacent lines for bfloat16), and the same of the keys 16 rows ahead,
+// so that the windows of many streams, too big for the caches, stream from
+// memory while the products run. Prefetches never fault and change no
+// result.
 func mqScores(is isa, nv int, bf bool) {
 	name := "mqScores" + elemOf(bf).name() + mqSuffix(is, nv)
 	kt := "*float32"
 	if bf {
 		kt = "*uint16"
 	}
-	TEXT(name, NOSPLIT, "func(qT *float32, k "+kt+", stride, n, hd int, scale float32, sT *float32)")
+	TEXT(name, NOSPLIT, "func(qT *float32, k "+kt+", stride, n, hd int, scale float32, sT *float32, pf "+kt+")")
 	Pragma("noescape")
 	Doc(fmt.Sprintf("%s computes the scaled scores of a tile of %d transposed query vectors against n keys of hd %s, stride elements apart.", name, nv, map[bool]string{false: "floats", true: "bfloat16 values"}[bf]))
 	kb := Load(Param("k"), GP64())
@@ -238,6 +247,46 @@ func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, sc
 		}
 		return m
 	}
+	// Prefetch the block's rows of pf (the pointer kept in its argument
+	// slot, advanced by the block) and the keys 16 rows ahead.
+	lines := []int{0, 64, 128, 192}
+	if bf {
+		lines = lines[:2]
+	}
+	prefetchRows := func(p Register) {
+		for j := range b {
+			m := Mem{Base: p}
+			switch j % 4 {
+			case 1:
+				m.Index, m.Scale = s, 1
+			case 2:
+				m.Index, m.Scale = s, 2
+			case 3:
+				m.Index, m.Scale = s3, 1
+			}
+			for _, o := range lines {
+				m.Disp = o
+				PREFETCHT0(m)
+			}
+			if j%4 == 3 || j == b-1 {
+				LEAQ(Mem{Base: p, Index: s, Scale: 4}, p) // a block of 1 overshoots: p is not kept
+			}
+		}
+	}
+	pfSlot := NewParamAddr("pf", 56)
+	pf := GP64()
+	MOVQ(pfSlot, pf)
+	prefetchRows(pf)
+	if b == 1 {
+		// The block of one: the next row, not four ahead.
+		MOVQ(pfSlot, pf)
+		ADDQ(s, pf)
+	}
+	MOVQ(pf, pfSlot)
+	ahead := GP64()
+	LEAQ(Mem{Base: kb, Index: s, Scale: 8}, ahead)
+	LEAQ(Mem{Base: ahead, Index: s, Scale: 8}, ahead)
+	prefetchRows(ahead)
 	qp := Load(Param("qT"), GP64())
 	c := Load(Param("hd"), GP64())
 	acc := make([][]VecVirtual, b)
