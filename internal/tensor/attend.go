@@ -191,18 +191,19 @@ func (j *attendJob) run(h int, sp *[]float32) {
 			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
 				n := min(attnWideRows, sg.n-r0)
 				kv := KV{Stride: sg.stride}
-				attnScores(sk[r0:r0+n], qh, kv.rows8(sg.keys8, o+r0*sg.stride, n, hd, wbuf), hd, j.scale)
+				attnScores(sk[r0:r0+n], qh, kv.rows8(sg.keys8, o+r0*sg.stride, n, hd, wbuf), hd, j.scale, nil)
 			}
 			for i, f := range ks {
 				sk[i] *= f
 			}
 		case sg.keys16 == nil:
-			attnScores(s[off:off+sg.n], qh, sg.keys[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale)
-		case attnScoresBFSIMD(s[off:off+sg.n], qh, sg.keys16[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale):
+			o := sg.first*sg.stride + h*sg.headOff
+			attnScores(s[off:off+sg.n], qh, sg.keys[o:], sg.stride, j.scale, sg.vals[o:])
+		case attnScoresBFSIMD(s[off:off+sg.n], qh, sg.keys16[sg.first*sg.stride+h*sg.headOff:], sg.stride, j.scale, sg.vals16[sg.first*sg.stride+h*sg.headOff:]):
 		default:
 			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
 				n := min(attnWideRows, sg.n-r0)
-				attnScores(s[off+r0:off+r0+n], qh, wrows(sg, sg.keys16, r0, n), hd, j.scale)
+				attnScores(s[off+r0:off+r0+n], qh, wrows(sg, sg.keys16, r0, n), hd, j.scale, nil)
 			}
 		}
 		off += sg.n
@@ -231,24 +232,40 @@ func (j *attendJob) run(h int, sp *[]float32) {
 			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
 				n := min(attnWideRows, sg.n-r0)
 				kv := KV{Stride: sg.stride}
-				attnSum(oh, p[r0:r0+n], kv.rows8(sg.vals8, o+r0*sg.stride, n, hd, wbuf), hd)
+				attnSum(oh, p[r0:r0+n], kv.rows8(sg.vals8, o+r0*sg.stride, n, hd, wbuf), hd, nil)
 			}
 		case sg.vals16 == nil:
-			attnSum(oh, s[off:off+sg.n], sg.vals[sg.first*sg.stride+h*sg.headOff:], sg.stride)
-		case attnSumBFSIMD(oh, s[off:off+sg.n], sg.vals16[sg.first*sg.stride+h*sg.headOff:], sg.stride):
+			o := sg.first*sg.stride + h*sg.headOff
+			var pf []float32 // the next head's keys
+			if h+1 < j.heads {
+				pf = sg.keys[o+sg.headOff:]
+			}
+			attnSum(oh, s[off:off+sg.n], sg.vals[o:], sg.stride, pf)
+		case attnSumBFSIMD(oh, s[off:off+sg.n], sg.vals16[sg.first*sg.stride+h*sg.headOff:], sg.stride, nextKeys16(sg, h, j.heads)):
 		default:
 			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
 				n := min(attnWideRows, sg.n-r0)
-				attnSum(oh, s[off+r0:off+r0+n], wrows(sg, sg.vals16, r0, n), hd)
+				attnSum(oh, s[off+r0:off+r0+n], wrows(sg, sg.vals16, r0, n), hd, nil)
 			}
 		}
 		off += sg.n
 	}
 }
 
-// attnScores sets s[i] = (q · k[i·stride : i·stride+len(q)])·scale.
-func attnScores(s, q, k []float32, stride int, scale float32) {
-	if attnScoresSIMD(s, q, k, stride, scale) {
+// nextKeys16 returns the bfloat16 keys of head h+1 of sg (what a head's
+// weighted sum prefetches), nil after the last head.
+func nextKeys16(sg *attnSeg, h, heads int) []uint16 {
+	if h+1 >= heads {
+		return nil
+	}
+	return sg.keys16[sg.first*sg.stride+(h+1)*sg.headOff:]
+}
+
+// attnScores sets s[i] = (q · k[i·stride : i·stride+len(q)])·scale. The
+// vector kernels prefetch row i of pf (rows read next, stride apart; nil:
+// none) with key i.
+func attnScores(s, q, k []float32, stride int, scale float32, pf []float32) {
+	if attnScoresSIMD(s, q, k, stride, scale, pf) {
 		return
 	}
 	hd := len(q)
@@ -258,9 +275,10 @@ func attnScores(s, q, k []float32, stride int, scale float32) {
 }
 
 // attnSum computes out += Σ_i p[i]·v[i·stride : i·stride+len(out)], one
-// chain per element in order of i.
-func attnSum(out, p, v []float32, stride int) {
-	if attnSumSIMD(out, p, v, stride) {
+// chain per element in order of i. The vector kernels prefetch row i of pf
+// (nil: none) with value i.
+func attnSum(out, p, v []float32, stride int, pf []float32) {
+	if attnSumSIMD(out, p, v, stride, pf) {
 		return
 	}
 	hd := len(out)

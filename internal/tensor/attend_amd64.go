@@ -2,14 +2,14 @@
 
 package tensor
 
-var attnSumKernels = map[impl][]func(out, p, v *float32, stride, n int){
+var attnSumKernels = map[impl][]func(out, p, v *float32, stride, n int, pf *float32){
 	implAVX512: {attnSumAVX512_1, attnSumAVX512_2, attnSumAVX512_3, attnSumAVX512_4,
 		attnSumAVX512_5, attnSumAVX512_6, attnSumAVX512_7, attnSumAVX512_8},
 	implAVX2: {attnSumAVX2_1, attnSumAVX2_2, attnSumAVX2_3, attnSumAVX2_4,
 		attnSumAVX2_5, attnSumAVX2_6, attnSumAVX2_7, attnSumAVX2_8},
 }
 
-var attnSumKernelsBF = map[impl][]func(out, p *float32, v *uint16, stride, n int){
+var attnSumKernelsBF = map[impl][]func(out, p *float32, v *uint16, stride, n int, pf *uint16){
 	implAVX512: {attnSumBF16AVX512_1, attnSumBF16AVX512_2, attnSumBF16AVX512_3, attnSumBF16AVX512_4,
 		attnSumBF16AVX512_5, attnSumBF16AVX512_6, attnSumBF16AVX512_7, attnSumBF16AVX512_8},
 	implAVX2: {attnSumBF16AVX2_1, attnSumBF16AVX2_2, attnSumBF16AVX2_3, attnSumBF16AVX2_4,
@@ -78,55 +78,75 @@ func attnSumI8SIMD(out, p []float32, v []int8, vs []float32, stride int, pf []in
 
 // attnScoresBFSIMD is attnScoresSIMD for bfloat16 keys (widened exactly in
 // the kernel: the same scores as on the widened values).
-func attnScoresBFSIMD(s, q []float32, k []uint16, stride int, scale float32) bool {
+func attnScoresBFSIMD(s, q []float32, k []uint16, stride int, scale float32, pf []uint16) bool {
 	w := vecWidth()
 	hd := len(q)
 	if w == 0 || hd == 0 || hd%w != 0 || len(s) == 0 {
 		return false
 	}
 	_ = k[(len(s)-1)*stride+hd-1]
+	if pf == nil {
+		pf = k
+	}
+	_ = pf[(len(s)-1)*stride]
 	if active == implAVX512 {
-		attnScoresBF16AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0])
+		attnScoresBF16AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &pf[0])
 	} else {
-		attnScoresBF16AVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0])
+		attnScoresBF16AVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &pf[0])
 	}
 	return true
 }
 
 // attnSumBFSIMD is attnSumSIMD for bfloat16 values.
-func attnSumBFSIMD(out, p []float32, v []uint16, stride int) bool {
+func attnSumBFSIMD(out, p []float32, v []uint16, stride int, pf []uint16) bool {
 	w := vecWidth()
 	hd := len(out)
 	if w == 0 || hd == 0 || hd%w != 0 || hd/w > len(attnSumKernelsBF[active]) || len(p) == 0 {
 		return false
 	}
 	_ = v[(len(p)-1)*stride+hd-1]
-	attnSumKernelsBF[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p))
+	if pf == nil {
+		pf = v
+	}
+	_ = pf[(len(p)-1)*stride]
+	attnSumKernelsBF[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), &pf[0])
 	return true
 }
 
-func attnScoresSIMD(s, q, k []float32, stride int, scale float32) bool {
+// attnScoresSIMD is attnScores on the vector kernels, which prefetch row j
+// of pf (the rows read next; nil: none) with key j.
+func attnScoresSIMD(s, q, k []float32, stride int, scale float32, pf []float32) bool {
 	w := vecWidth()
 	hd := len(q)
 	if w == 0 || hd == 0 || hd%w != 0 || len(s) == 0 {
 		return false
 	}
 	_ = k[(len(s)-1)*stride+hd-1] // bounds: the kernel reads every row
+	if pf == nil {
+		pf = k
+	}
+	_ = pf[(len(s)-1)*stride]
 	if active == implAVX512 {
-		attnScoresAVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0])
+		attnScoresAVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &pf[0])
 	} else {
-		attnScoresAVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0])
+		attnScoresAVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &pf[0])
 	}
 	return true
 }
 
-func attnSumSIMD(out, p, v []float32, stride int) bool {
+// attnSumSIMD is attnSum on the vector kernels, which prefetch row j of pf
+// (the rows read next; nil: none) with value j.
+func attnSumSIMD(out, p, v []float32, stride int, pf []float32) bool {
 	w := vecWidth()
 	hd := len(out)
 	if w == 0 || hd == 0 || hd%w != 0 || hd/w > len(attnSumKernels[active]) || len(p) == 0 {
 		return false
 	}
 	_ = v[(len(p)-1)*stride+hd-1]
-	attnSumKernels[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p))
+	if pf == nil {
+		pf = v
+	}
+	_ = pf[(len(p)-1)*stride]
+	attnSumKernels[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), &pf[0])
 	return true
 }

@@ -249,14 +249,14 @@ func TestAttnScoresPosition(t *testing.T) {
 		for _, im := range impls() {
 			useImpl(t, im)
 			all := make([]float32, n)
-			attnScores(all, q, k, stride, 0.3)
+			attnScores(all, q, k, stride, 0.3, nil)
 			for start := range n {
 				for _, cnt := range []int{1, 5, 16, 33} {
 					if start+cnt > n {
 						continue
 					}
 					part := make([]float32, cnt)
-					attnScores(part, q, k[start*stride:], stride, 0.3)
+					attnScores(part, q, k[start*stride:], stride, 0.3, nil)
 					if !bitsEqual(part, all[start:start+cnt]) {
 						t.Fatalf("hd=%d %v: scores of keys [%d,%d) depend on the batch", hd, im, start, start+cnt)
 					}

@@ -5189,9 +5189,9 @@ gelutanhAVX512_end:
 	VZEROUPPER
 	RET
 
-// func attnScoresAVX512(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnScoresAVX512(SB), NOSPLIT, $0-56
+// func attnScoresAVX512(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32, pf *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnScoresAVX512(SB), NOSPLIT, $0-64
 	MOVQ         q+0(FP), AX
 	MOVQ         k+8(FP), CX
 	MOVQ         stride+16(FP), DX
@@ -5203,32 +5203,102 @@ TEXT ·attnScoresAVX512(SB), NOSPLIT, $0-56
 	VBROADCASTSS scale+40(FP), Z0
 
 attnScoresAVX512_block:
-	CMPQ    SI, $0x00000010
-	JL      attnScoresAVX512_single
-	MOVQ    CX, R9
-	LEAQ    (R9)(DX*4), CX
-	LEAQ    (CX)(DX*4), R12
-	LEAQ    (R12)(DX*4), R13
-	MOVQ    AX, R10
-	VMOVUPS (R10), Z1
-	VMULPS  (R9), Z1, Z2
-	VMULPS  (CX), Z1, Z3
-	VMULPS  (R12), Z1, Z4
-	VMULPS  (R13), Z1, Z5
-	VMULPS  (R9)(DX*1), Z1, Z6
-	VMULPS  (CX)(DX*1), Z1, Z7
-	VMULPS  (R12)(DX*1), Z1, Z8
-	VMULPS  (R13)(DX*1), Z1, Z9
-	VMULPS  (R9)(DX*2), Z1, Z10
-	VMULPS  (CX)(DX*2), Z1, Z11
-	VMULPS  (R12)(DX*2), Z1, Z12
-	VMULPS  (R13)(DX*2), Z1, Z13
-	VMULPS  (R9)(BX*1), Z1, Z14
-	VMULPS  (CX)(BX*1), Z1, Z15
-	VMULPS  (R12)(BX*1), Z1, Z16
-	VMULPS  (R13)(BX*1), Z1, Z17
-	MOVQ    DI, R11
-	SUBQ    $0x00000010, R11
+	CMPQ       SI, $0x00000010
+	JL         attnScoresAVX512_single
+	MOVQ       pf+56(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 128(R10)(DX*1)
+	PREFETCHT0 128(R10)(DX*2)
+	PREFETCHT0 128(R10)(BX*1)
+	PREFETCHT0 192(R10)
+	PREFETCHT0 192(R10)(DX*1)
+	PREFETCHT0 192(R10)(DX*2)
+	PREFETCHT0 192(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 128(R10)(DX*1)
+	PREFETCHT0 128(R10)(DX*2)
+	PREFETCHT0 128(R10)(BX*1)
+	PREFETCHT0 192(R10)
+	PREFETCHT0 192(R10)(DX*1)
+	PREFETCHT0 192(R10)(DX*2)
+	PREFETCHT0 192(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 128(R10)(DX*1)
+	PREFETCHT0 128(R10)(DX*2)
+	PREFETCHT0 128(R10)(BX*1)
+	PREFETCHT0 192(R10)
+	PREFETCHT0 192(R10)(DX*1)
+	PREFETCHT0 192(R10)(DX*2)
+	PREFETCHT0 192(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 128(R10)(DX*1)
+	PREFETCHT0 128(R10)(DX*2)
+	PREFETCHT0 128(R10)(BX*1)
+	PREFETCHT0 192(R10)
+	PREFETCHT0 192(R10)(DX*1)
+	PREFETCHT0 192(R10)(DX*2)
+	PREFETCHT0 192(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	MOVQ       R10, pf+56(FP)
+	MOVQ       CX, R9
+	LEAQ       (R9)(DX*4), CX
+	LEAQ       (CX)(DX*4), R12
+	LEAQ       (R12)(DX*4), R13
+	MOVQ       AX, R10
+	VMOVUPS    (R10), Z1
+	VMULPS     (R9), Z1, Z2
+	VMULPS     (CX), Z1, Z3
+	VMULPS     (R12), Z1, Z4
+	VMULPS     (R13), Z1, Z5
+	VMULPS     (R9)(DX*1), Z1, Z6
+	VMULPS     (CX)(DX*1), Z1, Z7
+	VMULPS     (R12)(DX*1), Z1, Z8
+	VMULPS     (R13)(DX*1), Z1, Z9
+	VMULPS     (R9)(DX*2), Z1, Z10
+	VMULPS     (CX)(DX*2), Z1, Z11
+	VMULPS     (R12)(DX*2), Z1, Z12
+	VMULPS     (R13)(DX*2), Z1, Z13
+	VMULPS     (R9)(BX*1), Z1, Z14
+	VMULPS     (CX)(BX*1), Z1, Z15
+	VMULPS     (R12)(BX*1), Z1, Z16
+	VMULPS     (R13)(BX*1), Z1, Z17
+	MOVQ       DI, R11
+	SUBQ       $0x00000010, R11
 
 attnScoresAVX512_bv:
 	CMPQ        R11, $0x00000000
@@ -5316,14 +5386,21 @@ attnScoresAVX512_btree:
 	JMP        attnScoresAVX512_block
 
 attnScoresAVX512_single:
-	CMPQ    SI, $0x00000000
-	JLE     attnScoresAVX512_ret
-	MOVQ    AX, R10
-	MOVQ    CX, R9
-	VMOVUPS (R10), Z1
-	VMULPS  (R9), Z1, Z1
-	MOVQ    DI, R11
-	SUBQ    $0x00000010, R11
+	CMPQ       SI, $0x00000000
+	JLE        attnScoresAVX512_ret
+	MOVQ       pf+56(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 192(R10)
+	ADDQ       DX, R10
+	MOVQ       R10, pf+56(FP)
+	MOVQ       AX, R10
+	MOVQ       CX, R9
+	VMOVUPS    (R10), Z1
+	VMULPS     (R9), Z1, Z1
+	MOVQ       DI, R11
+	SUBQ       $0x00000010, R11
 
 attnScoresAVX512_sv:
 	CMPQ        R11, $0x00000000
@@ -5355,20 +5432,26 @@ attnScoresAVX512_ret:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX512_1(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumAVX512_1(SB), NOSPLIT, $0-40
+// func attnSumAVX512_1(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumAVX512_1(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 
 attnSumAVX512_1_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX512_1_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z1
 	VFMADD231PS  (DX), Z1, Z0
 	ADDQ         $0x00000004, CX
@@ -5381,21 +5464,27 @@ attnSumAVX512_1_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX512_2(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumAVX512_2(SB), NOSPLIT, $0-40
+// func attnSumAVX512_2(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumAVX512_2(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 
 attnSumAVX512_2_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX512_2_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z2
 	VFMADD231PS  (DX), Z2, Z0
 	VFMADD231PS  64(DX), Z2, Z1
@@ -5410,15 +5499,16 @@ attnSumAVX512_2_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX512_3(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumAVX512_3(SB), NOSPLIT, $0-40
+// func attnSumAVX512_3(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumAVX512_3(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -5426,6 +5516,11 @@ TEXT ·attnSumAVX512_3(SB), NOSPLIT, $0-40
 attnSumAVX512_3_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX512_3_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z3
 	VFMADD231PS  (DX), Z3, Z0
 	VFMADD231PS  64(DX), Z3, Z1
@@ -5442,15 +5537,16 @@ attnSumAVX512_3_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX512_4(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumAVX512_4(SB), NOSPLIT, $0-40
+// func attnSumAVX512_4(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumAVX512_4(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -5459,6 +5555,11 @@ TEXT ·attnSumAVX512_4(SB), NOSPLIT, $0-40
 attnSumAVX512_4_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX512_4_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z4
 	VFMADD231PS  (DX), Z4, Z0
 	VFMADD231PS  64(DX), Z4, Z1
@@ -5477,15 +5578,16 @@ attnSumAVX512_4_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX512_5(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumAVX512_5(SB), NOSPLIT, $0-40
+// func attnSumAVX512_5(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumAVX512_5(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -5495,6 +5597,11 @@ TEXT ·attnSumAVX512_5(SB), NOSPLIT, $0-40
 attnSumAVX512_5_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX512_5_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z5
 	VFMADD231PS  (DX), Z5, Z0
 	VFMADD231PS  64(DX), Z5, Z1
@@ -5515,15 +5622,16 @@ attnSumAVX512_5_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX512_6(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumAVX512_6(SB), NOSPLIT, $0-40
+// func attnSumAVX512_6(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumAVX512_6(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -5534,6 +5642,11 @@ TEXT ·attnSumAVX512_6(SB), NOSPLIT, $0-40
 attnSumAVX512_6_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX512_6_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z6
 	VFMADD231PS  (DX), Z6, Z0
 	VFMADD231PS  64(DX), Z6, Z1
@@ -5556,15 +5669,16 @@ attnSumAVX512_6_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX512_7(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumAVX512_7(SB), NOSPLIT, $0-40
+// func attnSumAVX512_7(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumAVX512_7(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -5576,6 +5690,11 @@ TEXT ·attnSumAVX512_7(SB), NOSPLIT, $0-40
 attnSumAVX512_7_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX512_7_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z7
 	VFMADD231PS  (DX), Z7, Z0
 	VFMADD231PS  64(DX), Z7, Z1
@@ -5600,15 +5719,16 @@ attnSumAVX512_7_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX512_8(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumAVX512_8(SB), NOSPLIT, $0-40
+// func attnSumAVX512_8(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumAVX512_8(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -5621,6 +5741,11 @@ TEXT ·attnSumAVX512_8(SB), NOSPLIT, $0-40
 attnSumAVX512_8_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX512_8_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z8
 	VFMADD231PS  (DX), Z8, Z0
 	VFMADD231PS  64(DX), Z8, Z1
@@ -5647,9 +5772,9 @@ attnSumAVX512_8_end:
 	VZEROUPPER
 	RET
 
-// func attnScoresBF16AVX512(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32)
-// Requires: AVX, AVX512F
-TEXT ·attnScoresBF16AVX512(SB), NOSPLIT, $0-56
+// func attnScoresBF16AVX512(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32, pf *uint16)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnScoresBF16AVX512(SB), NOSPLIT, $0-64
 	MOVQ         q+0(FP), AX
 	MOVQ         k+8(FP), CX
 	MOVQ         stride+16(FP), DX
@@ -5661,64 +5786,102 @@ TEXT ·attnScoresBF16AVX512(SB), NOSPLIT, $0-56
 	VBROADCASTSS scale+40(FP), Z0
 
 attnScoresBF16AVX512_block:
-	CMPQ      SI, $0x00000010
-	JL        attnScoresBF16AVX512_single
-	MOVQ      CX, R9
-	LEAQ      (R9)(DX*4), CX
-	LEAQ      (CX)(DX*4), R12
-	LEAQ      (R12)(DX*4), R13
-	MOVQ      AX, R10
-	VMOVUPS   (R10), Z1
-	VPMOVZXWD (R9), Z2
-	VPSLLD    $0x10, Z2, Z2
-	VMULPS    Z2, Z1, Z2
-	VPMOVZXWD (CX), Z3
-	VPSLLD    $0x10, Z3, Z3
-	VMULPS    Z3, Z1, Z3
-	VPMOVZXWD (R12), Z4
-	VPSLLD    $0x10, Z4, Z4
-	VMULPS    Z4, Z1, Z4
-	VPMOVZXWD (R13), Z5
-	VPSLLD    $0x10, Z5, Z5
-	VMULPS    Z5, Z1, Z5
-	VPMOVZXWD (R9)(DX*1), Z6
-	VPSLLD    $0x10, Z6, Z6
-	VMULPS    Z6, Z1, Z6
-	VPMOVZXWD (CX)(DX*1), Z7
-	VPSLLD    $0x10, Z7, Z7
-	VMULPS    Z7, Z1, Z7
-	VPMOVZXWD (R12)(DX*1), Z8
-	VPSLLD    $0x10, Z8, Z8
-	VMULPS    Z8, Z1, Z8
-	VPMOVZXWD (R13)(DX*1), Z9
-	VPSLLD    $0x10, Z9, Z9
-	VMULPS    Z9, Z1, Z9
-	VPMOVZXWD (R9)(DX*2), Z10
-	VPSLLD    $0x10, Z10, Z10
-	VMULPS    Z10, Z1, Z10
-	VPMOVZXWD (CX)(DX*2), Z11
-	VPSLLD    $0x10, Z11, Z11
-	VMULPS    Z11, Z1, Z11
-	VPMOVZXWD (R12)(DX*2), Z12
-	VPSLLD    $0x10, Z12, Z12
-	VMULPS    Z12, Z1, Z12
-	VPMOVZXWD (R13)(DX*2), Z13
-	VPSLLD    $0x10, Z13, Z13
-	VMULPS    Z13, Z1, Z13
-	VPMOVZXWD (R9)(BX*1), Z14
-	VPSLLD    $0x10, Z14, Z14
-	VMULPS    Z14, Z1, Z14
-	VPMOVZXWD (CX)(BX*1), Z15
-	VPSLLD    $0x10, Z15, Z15
-	VMULPS    Z15, Z1, Z15
-	VPMOVZXWD (R12)(BX*1), Z16
-	VPSLLD    $0x10, Z16, Z16
-	VMULPS    Z16, Z1, Z16
-	VPMOVZXWD (R13)(BX*1), Z17
-	VPSLLD    $0x10, Z17, Z17
-	VMULPS    Z17, Z1, Z17
-	MOVQ      DI, R11
-	SUBQ      $0x00000010, R11
+	CMPQ       SI, $0x00000010
+	JL         attnScoresBF16AVX512_single
+	MOVQ       pf+56(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	MOVQ       R10, pf+56(FP)
+	MOVQ       CX, R9
+	LEAQ       (R9)(DX*4), CX
+	LEAQ       (CX)(DX*4), R12
+	LEAQ       (R12)(DX*4), R13
+	MOVQ       AX, R10
+	VMOVUPS    (R10), Z1
+	VPMOVZXWD  (R9), Z2
+	VPSLLD     $0x10, Z2, Z2
+	VMULPS     Z2, Z1, Z2
+	VPMOVZXWD  (CX), Z3
+	VPSLLD     $0x10, Z3, Z3
+	VMULPS     Z3, Z1, Z3
+	VPMOVZXWD  (R12), Z4
+	VPSLLD     $0x10, Z4, Z4
+	VMULPS     Z4, Z1, Z4
+	VPMOVZXWD  (R13), Z5
+	VPSLLD     $0x10, Z5, Z5
+	VMULPS     Z5, Z1, Z5
+	VPMOVZXWD  (R9)(DX*1), Z6
+	VPSLLD     $0x10, Z6, Z6
+	VMULPS     Z6, Z1, Z6
+	VPMOVZXWD  (CX)(DX*1), Z7
+	VPSLLD     $0x10, Z7, Z7
+	VMULPS     Z7, Z1, Z7
+	VPMOVZXWD  (R12)(DX*1), Z8
+	VPSLLD     $0x10, Z8, Z8
+	VMULPS     Z8, Z1, Z8
+	VPMOVZXWD  (R13)(DX*1), Z9
+	VPSLLD     $0x10, Z9, Z9
+	VMULPS     Z9, Z1, Z9
+	VPMOVZXWD  (R9)(DX*2), Z10
+	VPSLLD     $0x10, Z10, Z10
+	VMULPS     Z10, Z1, Z10
+	VPMOVZXWD  (CX)(DX*2), Z11
+	VPSLLD     $0x10, Z11, Z11
+	VMULPS     Z11, Z1, Z11
+	VPMOVZXWD  (R12)(DX*2), Z12
+	VPSLLD     $0x10, Z12, Z12
+	VMULPS     Z12, Z1, Z12
+	VPMOVZXWD  (R13)(DX*2), Z13
+	VPSLLD     $0x10, Z13, Z13
+	VMULPS     Z13, Z1, Z13
+	VPMOVZXWD  (R9)(BX*1), Z14
+	VPSLLD     $0x10, Z14, Z14
+	VMULPS     Z14, Z1, Z14
+	VPMOVZXWD  (CX)(BX*1), Z15
+	VPSLLD     $0x10, Z15, Z15
+	VMULPS     Z15, Z1, Z15
+	VPMOVZXWD  (R12)(BX*1), Z16
+	VPSLLD     $0x10, Z16, Z16
+	VMULPS     Z16, Z1, Z16
+	VPMOVZXWD  (R13)(BX*1), Z17
+	VPSLLD     $0x10, Z17, Z17
+	VMULPS     Z17, Z1, Z17
+	MOVQ       DI, R11
+	SUBQ       $0x00000010, R11
 
 attnScoresBF16AVX512_bv:
 	CMPQ        R11, $0x00000000
@@ -5838,16 +6001,21 @@ attnScoresBF16AVX512_btree:
 	JMP        attnScoresBF16AVX512_block
 
 attnScoresBF16AVX512_single:
-	CMPQ      SI, $0x00000000
-	JLE       attnScoresBF16AVX512_ret
-	MOVQ      AX, R10
-	MOVQ      CX, R9
-	VMOVUPS   (R10), Z1
-	VPMOVZXWD (R9), Z2
-	VPSLLD    $0x10, Z2, Z2
-	VMULPS    Z2, Z1, Z1
-	MOVQ      DI, R11
-	SUBQ      $0x00000010, R11
+	CMPQ       SI, $0x00000000
+	JLE        attnScoresBF16AVX512_ret
+	MOVQ       pf+56(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	ADDQ       DX, R10
+	MOVQ       R10, pf+56(FP)
+	MOVQ       AX, R10
+	MOVQ       CX, R9
+	VMOVUPS    (R10), Z1
+	VPMOVZXWD  (R9), Z2
+	VPSLLD     $0x10, Z2, Z2
+	VMULPS     Z2, Z1, Z1
+	MOVQ       DI, R11
+	SUBQ       $0x00000010, R11
 
 attnScoresBF16AVX512_sv:
 	CMPQ        R11, $0x00000000
@@ -5881,20 +6049,24 @@ attnScoresBF16AVX512_ret:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX512_1(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumBF16AVX512_1(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX512_1(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumBF16AVX512_1(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 
 attnSumBF16AVX512_1_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX512_1_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z1
 	VPMOVZXWD    (DX), Z2
 	VPSLLD       $0x10, Z2, Z2
@@ -5909,21 +6081,25 @@ attnSumBF16AVX512_1_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX512_2(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumBF16AVX512_2(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX512_2(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumBF16AVX512_2(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 
 attnSumBF16AVX512_2_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX512_2_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z2
 	VPMOVZXWD    (DX), Z3
 	VPSLLD       $0x10, Z3, Z3
@@ -5942,15 +6118,16 @@ attnSumBF16AVX512_2_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX512_3(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumBF16AVX512_3(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX512_3(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumBF16AVX512_3(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -5958,6 +6135,9 @@ TEXT ·attnSumBF16AVX512_3(SB), NOSPLIT, $0-40
 attnSumBF16AVX512_3_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX512_3_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z3
 	VPMOVZXWD    (DX), Z4
 	VPSLLD       $0x10, Z4, Z4
@@ -5980,15 +6160,16 @@ attnSumBF16AVX512_3_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX512_4(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumBF16AVX512_4(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX512_4(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumBF16AVX512_4(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -5997,6 +6178,9 @@ TEXT ·attnSumBF16AVX512_4(SB), NOSPLIT, $0-40
 attnSumBF16AVX512_4_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX512_4_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z4
 	VPMOVZXWD    (DX), Z5
 	VPSLLD       $0x10, Z5, Z5
@@ -6023,15 +6207,16 @@ attnSumBF16AVX512_4_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX512_5(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumBF16AVX512_5(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX512_5(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumBF16AVX512_5(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6041,6 +6226,9 @@ TEXT ·attnSumBF16AVX512_5(SB), NOSPLIT, $0-40
 attnSumBF16AVX512_5_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX512_5_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z5
 	VPMOVZXWD    (DX), Z6
 	VPSLLD       $0x10, Z6, Z6
@@ -6071,15 +6259,16 @@ attnSumBF16AVX512_5_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX512_6(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumBF16AVX512_6(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX512_6(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumBF16AVX512_6(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6090,6 +6279,9 @@ TEXT ·attnSumBF16AVX512_6(SB), NOSPLIT, $0-40
 attnSumBF16AVX512_6_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX512_6_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z6
 	VPMOVZXWD    (DX), Z7
 	VPSLLD       $0x10, Z7, Z7
@@ -6124,15 +6316,16 @@ attnSumBF16AVX512_6_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX512_7(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumBF16AVX512_7(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX512_7(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumBF16AVX512_7(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6144,6 +6337,9 @@ TEXT ·attnSumBF16AVX512_7(SB), NOSPLIT, $0-40
 attnSumBF16AVX512_7_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX512_7_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z7
 	VPMOVZXWD    (DX), Z8
 	VPSLLD       $0x10, Z8, Z8
@@ -6182,15 +6378,16 @@ attnSumBF16AVX512_7_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX512_8(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX512F
-TEXT ·attnSumBF16AVX512_8(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX512_8(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·attnSumBF16AVX512_8(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Z0
 	VMOVUPS 64(AX), Z1
 	VMOVUPS 128(AX), Z2
@@ -6203,6 +6400,9 @@ TEXT ·attnSumBF16AVX512_8(SB), NOSPLIT, $0-40
 attnSumBF16AVX512_8_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX512_8_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Z8
 	VPMOVZXWD    (DX), Z9
 	VPSLLD       $0x10, Z9, Z9
@@ -18340,9 +18540,9 @@ gelutanhAVX2_end:
 	VZEROUPPER
 	RET
 
-// func attnScoresAVX2(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32)
-// Requires: AVX, FMA3
-TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-56
+// func attnScoresAVX2(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32, pf *float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-64
 	MOVQ         q+0(FP), AX
 	MOVQ         k+8(FP), CX
 	MOVQ         stride+16(FP), DX
@@ -18354,22 +18554,58 @@ TEXT ·attnScoresAVX2(SB), NOSPLIT, $0-56
 	VBROADCASTSS scale+40(FP), Y0
 
 attnScoresAVX2_block:
-	CMPQ    SI, $0x00000008
-	JL      attnScoresAVX2_single
-	MOVQ    CX, R9
-	LEAQ    (R9)(DX*4), CX
-	MOVQ    AX, R10
-	VMOVUPS (R10), Y1
-	VMULPS  (R9), Y1, Y2
-	VMULPS  (CX), Y1, Y3
-	VMULPS  (R9)(DX*1), Y1, Y4
-	VMULPS  (CX)(DX*1), Y1, Y5
-	VMULPS  (R9)(DX*2), Y1, Y6
-	VMULPS  (CX)(DX*2), Y1, Y7
-	VMULPS  (R9)(BX*1), Y1, Y8
-	VMULPS  (CX)(BX*1), Y1, Y9
-	MOVQ    DI, R11
-	SUBQ    $0x00000008, R11
+	CMPQ       SI, $0x00000008
+	JL         attnScoresAVX2_single
+	MOVQ       pf+56(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 128(R10)(DX*1)
+	PREFETCHT0 128(R10)(DX*2)
+	PREFETCHT0 128(R10)(BX*1)
+	PREFETCHT0 192(R10)
+	PREFETCHT0 192(R10)(DX*1)
+	PREFETCHT0 192(R10)(DX*2)
+	PREFETCHT0 192(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 128(R10)(DX*1)
+	PREFETCHT0 128(R10)(DX*2)
+	PREFETCHT0 128(R10)(BX*1)
+	PREFETCHT0 192(R10)
+	PREFETCHT0 192(R10)(DX*1)
+	PREFETCHT0 192(R10)(DX*2)
+	PREFETCHT0 192(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	MOVQ       R10, pf+56(FP)
+	MOVQ       CX, R9
+	LEAQ       (R9)(DX*4), CX
+	MOVQ       AX, R10
+	VMOVUPS    (R10), Y1
+	VMULPS     (R9), Y1, Y2
+	VMULPS     (CX), Y1, Y3
+	VMULPS     (R9)(DX*1), Y1, Y4
+	VMULPS     (CX)(DX*1), Y1, Y5
+	VMULPS     (R9)(DX*2), Y1, Y6
+	VMULPS     (CX)(DX*2), Y1, Y7
+	VMULPS     (R9)(BX*1), Y1, Y8
+	VMULPS     (CX)(BX*1), Y1, Y9
+	MOVQ       DI, R11
+	SUBQ       $0x00000008, R11
 
 attnScoresAVX2_bv:
 	CMPQ        R11, $0x00000000
@@ -18423,14 +18659,21 @@ attnScoresAVX2_btree:
 	JMP        attnScoresAVX2_block
 
 attnScoresAVX2_single:
-	CMPQ    SI, $0x00000000
-	JLE     attnScoresAVX2_ret
-	MOVQ    AX, R10
-	MOVQ    CX, R9
-	VMOVUPS (R10), Y1
-	VMULPS  (R9), Y1, Y1
-	MOVQ    DI, R11
-	SUBQ    $0x00000008, R11
+	CMPQ       SI, $0x00000000
+	JLE        attnScoresAVX2_ret
+	MOVQ       pf+56(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 128(R10)
+	PREFETCHT0 192(R10)
+	ADDQ       DX, R10
+	MOVQ       R10, pf+56(FP)
+	MOVQ       AX, R10
+	MOVQ       CX, R9
+	VMOVUPS    (R10), Y1
+	VMULPS     (R9), Y1, Y1
+	MOVQ       DI, R11
+	SUBQ       $0x00000008, R11
 
 attnScoresAVX2_sv:
 	CMPQ        R11, $0x00000000
@@ -18460,20 +18703,26 @@ attnScoresAVX2_ret:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX2_1(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, FMA3
-TEXT ·attnSumAVX2_1(SB), NOSPLIT, $0-40
+// func attnSumAVX2_1(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·attnSumAVX2_1(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 
 attnSumAVX2_1_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX2_1_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y1
 	VFMADD231PS  (DX), Y1, Y0
 	ADDQ         $0x00000004, CX
@@ -18486,21 +18735,27 @@ attnSumAVX2_1_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX2_2(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, FMA3
-TEXT ·attnSumAVX2_2(SB), NOSPLIT, $0-40
+// func attnSumAVX2_2(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·attnSumAVX2_2(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 
 attnSumAVX2_2_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX2_2_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y2
 	VFMADD231PS  (DX), Y2, Y0
 	VFMADD231PS  32(DX), Y2, Y1
@@ -18515,15 +18770,16 @@ attnSumAVX2_2_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX2_3(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, FMA3
-TEXT ·attnSumAVX2_3(SB), NOSPLIT, $0-40
+// func attnSumAVX2_3(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·attnSumAVX2_3(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -18531,6 +18787,11 @@ TEXT ·attnSumAVX2_3(SB), NOSPLIT, $0-40
 attnSumAVX2_3_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX2_3_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y3
 	VFMADD231PS  (DX), Y3, Y0
 	VFMADD231PS  32(DX), Y3, Y1
@@ -18547,15 +18808,16 @@ attnSumAVX2_3_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX2_4(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, FMA3
-TEXT ·attnSumAVX2_4(SB), NOSPLIT, $0-40
+// func attnSumAVX2_4(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·attnSumAVX2_4(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -18564,6 +18826,11 @@ TEXT ·attnSumAVX2_4(SB), NOSPLIT, $0-40
 attnSumAVX2_4_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX2_4_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y4
 	VFMADD231PS  (DX), Y4, Y0
 	VFMADD231PS  32(DX), Y4, Y1
@@ -18582,15 +18849,16 @@ attnSumAVX2_4_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX2_5(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, FMA3
-TEXT ·attnSumAVX2_5(SB), NOSPLIT, $0-40
+// func attnSumAVX2_5(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·attnSumAVX2_5(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -18600,6 +18868,11 @@ TEXT ·attnSumAVX2_5(SB), NOSPLIT, $0-40
 attnSumAVX2_5_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX2_5_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y5
 	VFMADD231PS  (DX), Y5, Y0
 	VFMADD231PS  32(DX), Y5, Y1
@@ -18620,15 +18893,16 @@ attnSumAVX2_5_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX2_6(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, FMA3
-TEXT ·attnSumAVX2_6(SB), NOSPLIT, $0-40
+// func attnSumAVX2_6(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·attnSumAVX2_6(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -18639,6 +18913,11 @@ TEXT ·attnSumAVX2_6(SB), NOSPLIT, $0-40
 attnSumAVX2_6_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX2_6_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y6
 	VFMADD231PS  (DX), Y6, Y0
 	VFMADD231PS  32(DX), Y6, Y1
@@ -18661,15 +18940,16 @@ attnSumAVX2_6_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX2_7(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, FMA3
-TEXT ·attnSumAVX2_7(SB), NOSPLIT, $0-40
+// func attnSumAVX2_7(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·attnSumAVX2_7(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -18681,6 +18961,11 @@ TEXT ·attnSumAVX2_7(SB), NOSPLIT, $0-40
 attnSumAVX2_7_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX2_7_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y7
 	VFMADD231PS  (DX), Y7, Y0
 	VFMADD231PS  32(DX), Y7, Y1
@@ -18705,15 +18990,16 @@ attnSumAVX2_7_end:
 	VZEROUPPER
 	RET
 
-// func attnSumAVX2_8(out *float32, p *float32, v *float32, stride int, n int)
-// Requires: AVX, FMA3
-TEXT ·attnSumAVX2_8(SB), NOSPLIT, $0-40
+// func attnSumAVX2_8(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·attnSumAVX2_8(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x02, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -18726,6 +19012,11 @@ TEXT ·attnSumAVX2_8(SB), NOSPLIT, $0-40
 attnSumAVX2_8_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumAVX2_8_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	PREFETCHT0   128(DI)
+	PREFETCHT0   192(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y8
 	VFMADD231PS  (DX), Y8, Y0
 	VFMADD231PS  32(DX), Y8, Y1
@@ -18752,9 +19043,9 @@ attnSumAVX2_8_end:
 	VZEROUPPER
 	RET
 
-// func attnScoresBF16AVX2(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnScoresBF16AVX2(SB), NOSPLIT, $0-56
+// func attnScoresBF16AVX2(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32, pf *uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnScoresBF16AVX2(SB), NOSPLIT, $0-64
 	MOVQ         q+0(FP), AX
 	MOVQ         k+8(FP), CX
 	MOVQ         stride+16(FP), DX
@@ -18766,38 +19057,58 @@ TEXT ·attnScoresBF16AVX2(SB), NOSPLIT, $0-56
 	VBROADCASTSS scale+40(FP), Y0
 
 attnScoresBF16AVX2_block:
-	CMPQ      SI, $0x00000008
-	JL        attnScoresBF16AVX2_single
-	MOVQ      CX, R9
-	LEAQ      (R9)(DX*4), CX
-	MOVQ      AX, R10
-	VMOVUPS   (R10), Y1
-	VPMOVZXWD (R9), Y2
-	VPSLLD    $0x10, Y2, Y2
-	VMULPS    Y2, Y1, Y2
-	VPMOVZXWD (CX), Y3
-	VPSLLD    $0x10, Y3, Y3
-	VMULPS    Y3, Y1, Y3
-	VPMOVZXWD (R9)(DX*1), Y4
-	VPSLLD    $0x10, Y4, Y4
-	VMULPS    Y4, Y1, Y4
-	VPMOVZXWD (CX)(DX*1), Y5
-	VPSLLD    $0x10, Y5, Y5
-	VMULPS    Y5, Y1, Y5
-	VPMOVZXWD (R9)(DX*2), Y6
-	VPSLLD    $0x10, Y6, Y6
-	VMULPS    Y6, Y1, Y6
-	VPMOVZXWD (CX)(DX*2), Y7
-	VPSLLD    $0x10, Y7, Y7
-	VMULPS    Y7, Y1, Y7
-	VPMOVZXWD (R9)(BX*1), Y8
-	VPSLLD    $0x10, Y8, Y8
-	VMULPS    Y8, Y1, Y8
-	VPMOVZXWD (CX)(BX*1), Y9
-	VPSLLD    $0x10, Y9, Y9
-	VMULPS    Y9, Y1, Y9
-	MOVQ      DI, R11
-	SUBQ      $0x00000008, R11
+	CMPQ       SI, $0x00000008
+	JL         attnScoresBF16AVX2_single
+	MOVQ       pf+56(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 (R10)(DX*1)
+	PREFETCHT0 (R10)(DX*2)
+	PREFETCHT0 (R10)(BX*1)
+	PREFETCHT0 64(R10)
+	PREFETCHT0 64(R10)(DX*1)
+	PREFETCHT0 64(R10)(DX*2)
+	PREFETCHT0 64(R10)(BX*1)
+	LEAQ       (R10)(DX*4), R10
+	MOVQ       R10, pf+56(FP)
+	MOVQ       CX, R9
+	LEAQ       (R9)(DX*4), CX
+	MOVQ       AX, R10
+	VMOVUPS    (R10), Y1
+	VPMOVZXWD  (R9), Y2
+	VPSLLD     $0x10, Y2, Y2
+	VMULPS     Y2, Y1, Y2
+	VPMOVZXWD  (CX), Y3
+	VPSLLD     $0x10, Y3, Y3
+	VMULPS     Y3, Y1, Y3
+	VPMOVZXWD  (R9)(DX*1), Y4
+	VPSLLD     $0x10, Y4, Y4
+	VMULPS     Y4, Y1, Y4
+	VPMOVZXWD  (CX)(DX*1), Y5
+	VPSLLD     $0x10, Y5, Y5
+	VMULPS     Y5, Y1, Y5
+	VPMOVZXWD  (R9)(DX*2), Y6
+	VPSLLD     $0x10, Y6, Y6
+	VMULPS     Y6, Y1, Y6
+	VPMOVZXWD  (CX)(DX*2), Y7
+	VPSLLD     $0x10, Y7, Y7
+	VMULPS     Y7, Y1, Y7
+	VPMOVZXWD  (R9)(BX*1), Y8
+	VPSLLD     $0x10, Y8, Y8
+	VMULPS     Y8, Y1, Y8
+	VPMOVZXWD  (CX)(BX*1), Y9
+	VPSLLD     $0x10, Y9, Y9
+	VMULPS     Y9, Y1, Y9
+	MOVQ       DI, R11
+	SUBQ       $0x00000008, R11
 
 attnScoresBF16AVX2_bv:
 	CMPQ        R11, $0x00000000
@@ -18867,16 +19178,21 @@ attnScoresBF16AVX2_btree:
 	JMP        attnScoresBF16AVX2_block
 
 attnScoresBF16AVX2_single:
-	CMPQ      SI, $0x00000000
-	JLE       attnScoresBF16AVX2_ret
-	MOVQ      AX, R10
-	MOVQ      CX, R9
-	VMOVUPS   (R10), Y1
-	VPMOVZXWD (R9), Y2
-	VPSLLD    $0x10, Y2, Y2
-	VMULPS    Y2, Y1, Y1
-	MOVQ      DI, R11
-	SUBQ      $0x00000008, R11
+	CMPQ       SI, $0x00000000
+	JLE        attnScoresBF16AVX2_ret
+	MOVQ       pf+56(FP), R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	ADDQ       DX, R10
+	MOVQ       R10, pf+56(FP)
+	MOVQ       AX, R10
+	MOVQ       CX, R9
+	VMOVUPS    (R10), Y1
+	VPMOVZXWD  (R9), Y2
+	VPSLLD     $0x10, Y2, Y2
+	VMULPS     Y2, Y1, Y1
+	MOVQ       DI, R11
+	SUBQ       $0x00000008, R11
 
 attnScoresBF16AVX2_sv:
 	CMPQ        R11, $0x00000000
@@ -18908,20 +19224,24 @@ attnScoresBF16AVX2_ret:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX2_1(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumBF16AVX2_1(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX2_1(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumBF16AVX2_1(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 
 attnSumBF16AVX2_1_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX2_1_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y1
 	VPMOVZXWD    (DX), Y2
 	VPSLLD       $0x10, Y2, Y2
@@ -18936,21 +19256,25 @@ attnSumBF16AVX2_1_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX2_2(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumBF16AVX2_2(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX2_2(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumBF16AVX2_2(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 
 attnSumBF16AVX2_2_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX2_2_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y2
 	VPMOVZXWD    (DX), Y3
 	VPSLLD       $0x10, Y3, Y3
@@ -18969,15 +19293,16 @@ attnSumBF16AVX2_2_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX2_3(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumBF16AVX2_3(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX2_3(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumBF16AVX2_3(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -18985,6 +19310,9 @@ TEXT ·attnSumBF16AVX2_3(SB), NOSPLIT, $0-40
 attnSumBF16AVX2_3_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX2_3_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y3
 	VPMOVZXWD    (DX), Y4
 	VPSLLD       $0x10, Y4, Y4
@@ -19007,15 +19335,16 @@ attnSumBF16AVX2_3_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX2_4(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumBF16AVX2_4(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX2_4(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumBF16AVX2_4(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19024,6 +19353,9 @@ TEXT ·attnSumBF16AVX2_4(SB), NOSPLIT, $0-40
 attnSumBF16AVX2_4_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX2_4_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y4
 	VPMOVZXWD    (DX), Y5
 	VPSLLD       $0x10, Y5, Y5
@@ -19050,15 +19382,16 @@ attnSumBF16AVX2_4_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX2_5(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumBF16AVX2_5(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX2_5(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumBF16AVX2_5(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19068,6 +19401,9 @@ TEXT ·attnSumBF16AVX2_5(SB), NOSPLIT, $0-40
 attnSumBF16AVX2_5_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX2_5_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y5
 	VPMOVZXWD    (DX), Y6
 	VPSLLD       $0x10, Y6, Y6
@@ -19098,15 +19434,16 @@ attnSumBF16AVX2_5_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX2_6(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumBF16AVX2_6(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX2_6(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumBF16AVX2_6(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19117,6 +19454,9 @@ TEXT ·attnSumBF16AVX2_6(SB), NOSPLIT, $0-40
 attnSumBF16AVX2_6_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX2_6_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y6
 	VPMOVZXWD    (DX), Y7
 	VPSLLD       $0x10, Y7, Y7
@@ -19151,15 +19491,16 @@ attnSumBF16AVX2_6_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX2_7(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumBF16AVX2_7(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX2_7(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumBF16AVX2_7(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19171,6 +19512,9 @@ TEXT ·attnSumBF16AVX2_7(SB), NOSPLIT, $0-40
 attnSumBF16AVX2_7_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX2_7_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y7
 	VPMOVZXWD    (DX), Y8
 	VPSLLD       $0x10, Y8, Y8
@@ -19209,15 +19553,16 @@ attnSumBF16AVX2_7_end:
 	VZEROUPPER
 	RET
 
-// func attnSumBF16AVX2_8(out *float32, p *float32, v *uint16, stride int, n int)
-// Requires: AVX, AVX2, FMA3
-TEXT ·attnSumBF16AVX2_8(SB), NOSPLIT, $0-40
+// func attnSumBF16AVX2_8(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
+// Requires: AVX, AVX2, FMA3, MMX+
+TEXT ·attnSumBF16AVX2_8(SB), NOSPLIT, $0-48
 	MOVQ    out+0(FP), AX
 	MOVQ    p+8(FP), CX
 	MOVQ    v+16(FP), DX
 	MOVQ    stride+24(FP), BX
 	SHLQ    $0x01, BX
 	MOVQ    n+32(FP), SI
+	MOVQ    pf+40(FP), DI
 	VMOVUPS (AX), Y0
 	VMOVUPS 32(AX), Y1
 	VMOVUPS 64(AX), Y2
@@ -19230,6 +19575,9 @@ TEXT ·attnSumBF16AVX2_8(SB), NOSPLIT, $0-40
 attnSumBF16AVX2_8_top:
 	CMPQ         SI, $0x00000001
 	JL           attnSumBF16AVX2_8_end
+	PREFETCHT0   (DI)
+	PREFETCHT0   64(DI)
+	ADDQ         BX, DI
 	VBROADCASTSS (CX), Y8
 	VPMOVZXWD    (DX), Y9
 	VPSLLD       $0x10, Y9, Y9

@@ -232,92 +232,92 @@ func gelutanhAVX512(x *float32, n int)
 // attnScoresAVX512 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //
 //go:noescape
-func attnScoresAVX512(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32)
+func attnScoresAVX512(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32, pf *float32)
 
 // attnSumAVX512_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX512_1(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX512_1(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX512_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX512_2(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX512_2(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX512_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX512_3(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX512_3(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX512_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX512_4(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX512_4(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX512_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX512_5(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX512_5(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX512_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX512_6(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX512_6(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX512_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX512_7(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX512_7(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX512_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX512_8(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX512_8(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnScoresBF16AVX512 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //
 //go:noescape
-func attnScoresBF16AVX512(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32)
+func attnScoresBF16AVX512(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32, pf *uint16)
 
 // attnSumBF16AVX512_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX512_1(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX512_1(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX512_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX512_2(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX512_2(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX512_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX512_3(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX512_3(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX512_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX512_4(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX512_4(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX512_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX512_5(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX512_5(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX512_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX512_6(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX512_6(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX512_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX512_7(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX512_7(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX512_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX512_8(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX512_8(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnScoresI8AVX512 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //
@@ -1032,92 +1032,92 @@ func gelutanhAVX2(x *float32, n int)
 // attnScoresAVX2 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //
 //go:noescape
-func attnScoresAVX2(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32)
+func attnScoresAVX2(q *float32, k *float32, stride int, n int, hd int, scale float32, out *float32, pf *float32)
 
 // attnSumAVX2_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX2_1(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX2_1(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX2_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX2_2(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX2_2(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX2_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX2_3(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX2_3(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX2_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX2_4(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX2_4(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX2_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX2_5(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX2_5(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX2_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX2_6(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX2_6(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX2_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX2_7(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX2_7(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnSumAVX2_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumAVX2_8(out *float32, p *float32, v *float32, stride int, n int)
+func attnSumAVX2_8(out *float32, p *float32, v *float32, stride int, n int, pf *float32)
 
 // attnScoresBF16AVX2 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //
 //go:noescape
-func attnScoresBF16AVX2(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32)
+func attnScoresBF16AVX2(q *float32, k *uint16, stride int, n int, hd int, scale float32, out *float32, pf *uint16)
 
 // attnSumBF16AVX2_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX2_1(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX2_1(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX2_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX2_2(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX2_2(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX2_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX2_3(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX2_3(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX2_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX2_4(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX2_4(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX2_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX2_5(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX2_5(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX2_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX2_6(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX2_6(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX2_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX2_7(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX2_7(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnSumBF16AVX2_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumBF16AVX2_8(out *float32, p *float32, v *uint16, stride int, n int)
+func attnSumBF16AVX2_8(out *float32, p *float32, v *uint16, stride int, n int, pf *uint16)
 
 // attnScoresI8AVX2 computes the scaled dot products of q with n keys of hd elements, stride elements apart.
 //

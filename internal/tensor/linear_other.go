@@ -38,11 +38,13 @@ func geluErfSIMD(x []float32) bool                                              
 func expSumSIMD(x []float32, mx float32) (float64, bool)                        { return 0, false }
 func maxSIMD(x []float32) (float32, bool)                                       { return 0, false }
 
-func attnScoresSIMD(s, q, k []float32, stride int, scale float32) bool { return false }
-func attnSumSIMD(out, p, v []float32, stride int) bool                 { return false }
+func attnScoresSIMD(s, q, k []float32, stride int, scale float32, pf []float32) bool { return false }
+func attnSumSIMD(out, p, v []float32, stride int, pf []float32) bool                 { return false }
 
-func attnScoresBFSIMD(s, q []float32, k []uint16, stride int, scale float32) bool { return false }
-func attnSumBFSIMD(out, p []float32, v []uint16, stride int) bool                 { return false }
+func attnScoresBFSIMD(s, q []float32, k []uint16, stride int, scale float32, pf []uint16) bool {
+	return false
+}
+func attnSumBFSIMD(out, p []float32, v []uint16, stride int, pf []uint16) bool { return false }
 func attnScoresI8SIMD(s, q []float32, k []int8, ks []float32, stride int, scale float32, pf []int8) bool {
 	return false
 }

@@ -118,19 +118,25 @@ func scaleBytes(r Register, el elemKind) {
 // computed in a block of one vector's worth of keys (lane sums transposed
 // together) or alone, so a score never depends on n or on its position.
 //
-// The I8 variant reads keys stored as signed bytes and takes two more
-// arguments: ks *float32, the keys' scales: out[j] = ((q · k_j) · scale) ·
-// ks[j]; and pf *int8, rows the caller reads next (the same keys' values),
-// stride apart like the keys: the first cache line of row j is prefetched
-// with key j, so that the next kernel finds it in cache instead of waiting
-// for a stream of short rows to train the hardware prefetcher. A prefetch
-// never faults and changes no result.
+// The last argument, pf (of the keys' type), holds rows the caller reads
+// next (the same keys' values), stride apart like the keys: the start of
+// row j (the lines of a 64-element head) is prefetched with key j, so that
+// the next kernel finds it in cache instead of waiting for a stream of
+// short rows to train the hardware prefetcher. A prefetch never faults and
+// changes no result.
+//
+// The I8 variant reads keys stored as signed bytes and takes one more
+// argument, ks *float32 (before pf), the keys' scales: out[j] = ((q · k_j) ·
+// scale) · ks[j].
 func attnScores(is isa, el elemKind) {
 	name := "attnScores" + el.name() + is.name
-	sig := "func(q *float32, k " + el.goType() + ", stride, n, hd int, scale float32, out *float32)"
+	sig := "func(q *float32, k " + el.goType() + ", stride, n, hd int, scale float32, out *float32, pf " + el.goType() + ")"
+	pfOff := 56
 	if el == elemI8 {
 		sig = "func(q *float32, k *int8, stride, n, hd int, scale float32, out *float32, ks *float32, pf *int8)"
+		pfOff = 64
 	}
+	pfLines := el.bytes() // cache lines of a 64-element head
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
 	Doc(name + " computes the scaled dot products of q with n keys of hd elements, stride elements apart.")
@@ -186,16 +192,18 @@ func attnScores(is isa, el elemKind) {
 	Label(name + "_block")
 	CMPQ(n, U32(B))
 	JL(LabelRef(name + "_single"))
-	if el == elemI8 {
+	{
 		// The prefetch pointer lives in its argument slot (no register
 		// is left): qp walks the block's B rows of it first.
-		pf := NewParamAddr("pf", 64)
+		pf := NewParamAddr("pf", pfOff)
 		MOVQ(pf, qp)
 		for i := 0; i < nb; i++ {
-			PREFETCHT0(Mem{Base: qp})
-			PREFETCHT0(Mem{Base: qp, Index: s, Scale: 1})
-			PREFETCHT0(Mem{Base: qp, Index: s, Scale: 2})
-			PREFETCHT0(Mem{Base: qp, Index: s3, Scale: 1})
+			for l := range pfLines {
+				PREFETCHT0(Mem{Base: qp, Disp: 64 * l})
+				PREFETCHT0(Mem{Base: qp, Index: s, Scale: 1, Disp: 64 * l})
+				PREFETCHT0(Mem{Base: qp, Index: s, Scale: 2, Disp: 64 * l})
+				PREFETCHT0(Mem{Base: qp, Index: s3, Scale: 1, Disp: 64 * l})
+			}
 			LEAQ(Mem{Base: qp, Index: s, Scale: 4}, qp)
 		}
 		MOVQ(qp, pf)
@@ -276,10 +284,12 @@ func attnScores(is isa, el elemKind) {
 	Label(name + "_single")
 	CMPQ(n, U32(0))
 	JLE(LabelRef(name + "_ret"))
-	if el == elemI8 {
-		pf := NewParamAddr("pf", 64)
+	{
+		pf := NewParamAddr("pf", pfOff)
 		MOVQ(pf, qp)
-		PREFETCHT0(Mem{Base: qp})
+		for l := range pfLines {
+			PREFETCHT0(Mem{Base: qp, Disp: 64 * l})
+		}
 		ADDQ(s, qp)
 		MOVQ(qp, pf)
 	}
@@ -322,13 +332,16 @@ func attnScores(is isa, el elemKind) {
 // out[0:nv·lanes] += Σ_j p[j]·v[j·stride : …] as one FMA chain per element,
 // in order of j.
 //
+// The last argument, pf (of the values' type), holds rows read next (the
+// next head's keys), stride apart, whose row j's start (the lines of a
+// 64-element head) is prefetched with value j (see attnScores).
+//
 // The I8 variant reads values stored as signed bytes and takes their scales
-// vs *float32: the weight of v[j] is then p[j]·vs[j], rounded to float32;
-// and pf *int8, rows read next (the next head's keys), stride apart, whose
-// row j's first cache line is prefetched with value j (see attnScores).
+// vs *float32 (before pf): the weight of v[j] is then p[j]·vs[j], rounded to
+// float32.
 func attnSum(is isa, nv int, el elemKind) {
 	name := fmt.Sprintf("attnSum%s%s_%d", el.name(), is.name, nv)
-	sig := "func(out, p *float32, v " + el.goType() + ", stride, n int)"
+	sig := "func(out, p *float32, v " + el.goType() + ", stride, n int, pf " + el.goType() + ")"
 	if el == elemI8 {
 		sig = "func(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)"
 	}
@@ -344,11 +357,11 @@ func attnSum(is isa, nv int, el elemKind) {
 	s := Load(Param("stride"), GP64())
 	scaleBytes(s, el)
 	n := Load(Param("n"), GP64())
-	var vs, pf Register
+	var vs Register
 	if el == elemI8 {
 		vs = Load(Param("vs"), GP64())
-		pf = Load(Param("pf"), GP64())
 	}
+	pf := Load(Param("pf"), GP64())
 	acc := make([]VecVirtual, nv)
 	for i := range acc {
 		acc[i] = is.vec()
@@ -356,9 +369,11 @@ func attnSum(is isa, nv int, el elemKind) {
 	}
 	loop(name, n, 1, func() {
 		b := is.vec()
+		for l := range el.bytes() { // the lines of a 64-element head
+			PREFETCHT0(mem(pf, 64*l))
+		}
+		ADDQ(s, pf)
 		if el == elemI8 {
-			PREFETCHT0(mem(pf, 0))
-			ADDQ(s, pf)
 			w := XMM()
 			VMOVSS(mem(p, 0), w)
 			VMULSS(mem(vs, 0), w, w)
