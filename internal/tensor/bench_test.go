@@ -173,3 +173,106 @@ func BenchmarkOps(b *testing.B) {
 	run("Add/768", 768, func() { Add(x[:768], big[:768]) })
 	run("Dot/768", 768, func() { Dot(x[:768], big[:768]) })
 }
+
+// BenchmarkAttendCache is one decode row's attention over a stream's
+// key/value cache as the language model runs it (12 heads of 64, 150 keys,
+// head-major, one thread), for each cache storage: over one cache, which
+// stays in cache (hot), and cycling over 96 (8 streams × 12 layers), as an
+// 8-stream step reads them from memory (cold). ns/call is per AttendKV.
+func BenchmarkAttendCache(b *testing.B) {
+	r := rand.New(rand.NewPCG(4, 4))
+	const heads, hd, rows, n = 12, 64, 160, 150
+	for _, kind := range []string{"f32", "bf16", "int8"} {
+		for _, sets := range []int{1, 96} {
+			kvs := make([]KV, sets)
+			for s := range kvs {
+				kv := KV{Stride: hd, HeadStride: rows * hd}
+				k, v := randVec(r, heads*rows*hd), randVec(r, heads*rows*hd)
+				switch kind {
+				case "f32":
+					kv.K, kv.V = k, v
+				case "bf16":
+					kv.K16, kv.V16 = toBF16(k), toBF16(v)
+				case "int8":
+					kv.K8, kv.V8 = make([]int8, len(k)), make([]int8, len(v))
+					kv.KS, kv.VS = make([]float32, heads*rows), make([]float32, heads*rows)
+					for i := range kv.KS {
+						kv.KS[i] = QuantizeI8(kv.K8[i*hd:(i+1)*hd], k[i*hd:(i+1)*hd])
+						kv.VS[i] = QuantizeI8(kv.V8[i*hd:(i+1)*hd], v[i*hd:(i+1)*hd])
+					}
+				}
+				kvs[s] = kv
+			}
+			q := randVec(r, heads*hd)
+			out := make([]float32, heads*hd)
+			sc := make([]float32, AttendKVScratch(n, hd))
+			name := map[int]string{1: "hot", 96: "cold"}[sets]
+			b.Run(kind+"/"+name, func(b *testing.B) {
+				useThreads(b, 1)
+				for b.Loop() {
+					for _, kv := range kvs {
+						AttendKV(out, q, kv, n, heads, hd, 0.125, sc)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sets), "ns/call")
+			})
+		}
+	}
+}
+
+// BenchmarkAttendWindowsRing is the codec decoder's 400 Hz layer step: 32
+// rows over full 1600-key windows of a ring (4 heads of 64, one thread),
+// for the decoder's storages (dot: bfloat16 dot products, the fast modes
+// on AVX512_BF16; bf16 widened; f32, the default mode), with the AVX2
+// kernels too on AVX-512 machines: over one ring (hot) and cycling over 16
+// (cold, as an 8-stream step's rings, 100 MB, come from memory).
+func BenchmarkAttendWindowsRing(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 5))
+	const heads, hd, ring, nq, ctx = 4, 64, 1632, 32, 1600
+	d := heads * hd
+	lo, hi := make([]int, nq), make([]int, nq)
+	macs := 0
+	for i := range lo {
+		lo[i], hi[i] = i+1, min(ctx+i+1, ring)
+		macs += 2 * (hi[i] - lo[i]) * d
+	}
+	q := randVec(r, nq*3*d)
+	out := make([]float32, nq*d)
+	var sc AttnScratch
+	for _, kind := range []string{"dot", "bf16", "f32"} {
+		if kind == "dot" && !HasBF16Dot() {
+			continue
+		}
+		ks := []impl{active}
+		if kind != "dot" && active == implAVX512 {
+			ks = append(ks, implAVX2)
+		}
+		for _, sets := range []int{1, 16} {
+			kvs := make([]KV, sets)
+			for s := range kvs {
+				kv := KV{Stride: hd, HeadStride: ring * hd, Ring: ring, First: 7}
+				k, v := randVec(r, heads*ring*hd), randVec(r, heads*ring*hd)
+				if kind == "f32" {
+					kv.K, kv.V = k, v
+				} else {
+					kv.K16, kv.V16 = toBF16(k), toBF16(v)
+					kv.Dot, kv.DotPV = kind == "dot", kind == "dot"
+				}
+				kvs[s] = kv
+			}
+			name := map[int]string{1: "hot", 16: "cold"}[sets]
+			for _, k := range ks {
+				b.Run(fmt.Sprintf("%s/%v/%s", kind, k, name), func(b *testing.B) {
+					useImpl(b, k)
+					useThreads(b, 1)
+					for b.Loop() {
+						for _, kv := range kvs {
+							AttendWindows(out, d, q, 3*d, kv, lo, hi, heads, hd, 0.125, &sc)
+						}
+					}
+					b.ReportMetric(float64(macs*sets)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")
+				})
+			}
+		}
+	}
+}
