@@ -235,8 +235,10 @@ func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, sc
 			LEAQ(Mem{Base: bases[i-1], Index: s, Scale: 4}, bases[i])
 		}
 	}
-	key := func(j, disp int) Mem {
-		m := Mem{Base: bases[j/4], Disp: disp}
+	// rowMem addresses row j%4 of the four rows from base (s the stride in
+	// bytes, s3 three strides).
+	rowMem := func(base Register, j, disp int) Mem {
+		m := Mem{Base: base, Disp: disp}
 		switch j % 4 {
 		case 1:
 			m.Index, m.Scale = s, 1
@@ -247,6 +249,7 @@ func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, sc
 		}
 		return m
 	}
+	key := func(j, disp int) Mem { return rowMem(bases[j/4], j, disp) }
 	// Prefetch the block's rows of pf (the pointer kept in its argument
 	// slot, advanced by the block) and the keys 16 rows ahead.
 	lines := []int{0, 64, 128, 192}
@@ -255,18 +258,8 @@ func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, sc
 	}
 	prefetchRows := func(p Register) {
 		for j := range b {
-			m := Mem{Base: p}
-			switch j % 4 {
-			case 1:
-				m.Index, m.Scale = s, 1
-			case 2:
-				m.Index, m.Scale = s, 2
-			case 3:
-				m.Index, m.Scale = s3, 1
-			}
 			for _, o := range lines {
-				m.Disp = o
-				PREFETCHT0(m)
+				PREFETCHT0(rowMem(p, j, o))
 			}
 			if j%4 == 3 || j == b-1 {
 				LEAQ(Mem{Base: p, Index: s, Scale: 4}, p) // a block of 1 overshoots: p is not kept
