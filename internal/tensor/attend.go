@@ -219,9 +219,9 @@ func (j *attendJob) run(h int, sp *[]float32) {
 		case sg.vals8 != nil:
 			o := sg.first*sg.stride + h*sg.headOff
 			p, vs := s[off:off+sg.n], sg.vs[o/hd:o/hd+sg.n]
-			pf := sg.vals8[o:] // the last head's: already read
+			var pf []int8 // the next head's keys
 			if h+1 < j.heads {
-				pf = sg.keys8[o+sg.headOff:] // the next head's keys
+				pf = sg.keys8[o+sg.headOff:]
 			}
 			if attnSumI8SIMD(oh, p, sg.vals8[o:], vs, sg.stride, pf) {
 				break

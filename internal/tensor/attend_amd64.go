@@ -41,8 +41,8 @@ func dequantRowsSIMD(dst []float32, q []int8, s []float32, hd int) bool {
 
 // attnScoresI8SIMD is attnScoresSIMD for int8 keys with their scales ks:
 // s[j] = ((q·k_j)·scale)·ks[j], the bytes widened exactly. Row j of pf
-// (stride apart like the keys; the values read next) is prefetched with
-// key j.
+// (stride apart like the keys; the values read next; nil: none) is
+// prefetched with key j.
 func attnScoresI8SIMD(s, q []float32, k []int8, ks []float32, stride int, scale float32, pf []int8) bool {
 	w := vecWidth()
 	hd := len(q)
@@ -51,6 +51,9 @@ func attnScoresI8SIMD(s, q []float32, k []int8, ks []float32, stride int, scale 
 	}
 	_ = k[(len(s)-1)*stride+hd-1]
 	_ = ks[len(s)-1]
+	if pf == nil {
+		pf = k
+	}
 	_ = pf[(len(s)-1)*stride]
 	if active == implAVX512 {
 		attnScoresI8AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &ks[0], &pf[0])
@@ -61,8 +64,8 @@ func attnScoresI8SIMD(s, q []float32, k []int8, ks []float32, stride int, scale 
 }
 
 // attnSumI8SIMD is attnSumSIMD for int8 values with their scales vs: the
-// weight of row j is p[j]·vs[j]. Row j of pf (the rows read next) is
-// prefetched with value j.
+// weight of row j is p[j]·vs[j]. Row j of pf (the rows read next; nil:
+// none) is prefetched with value j.
 func attnSumI8SIMD(out, p []float32, v []int8, vs []float32, stride int, pf []int8) bool {
 	w := vecWidth()
 	hd := len(out)
@@ -71,6 +74,9 @@ func attnSumI8SIMD(out, p []float32, v []int8, vs []float32, stride int, pf []in
 	}
 	_ = v[(len(p)-1)*stride+hd-1]
 	_ = vs[len(p)-1]
+	if pf == nil {
+		pf = v
+	}
 	_ = pf[(len(p)-1)*stride]
 	attnSumKernelsI8[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), &vs[0], &pf[0])
 	return true
