@@ -327,10 +327,11 @@ func tileStore(b *bytes.Buffer, name string, rows, nv int, reg string, vb int) {
 // each hold one key of one vector, so the blocking never changes a score.
 // pf *uint16 (the last argument) holds rows the caller reads next, stride
 // apart like the keys (their values): the first two cache lines of row j
-// are prefetched with key j, and so are those of key j+16. With 8 streams'
-// windows (100 MB) from memory, the window kernel went from 72 to 107
-// GMAC/s, as fast as on a window in cache. A prefetch never faults (the
-// look-ahead past the last key is harmless) and changes no result.
+// are prefetched with key j, and so are those of key j+16. Over 16 rings
+// read from memory, as 8 streams' windows are (BenchmarkAttendWindowsRing
+// dot cold), the window kernel went from 82 to 109 GMAC/s, about as fast
+// as on a ring in cache. A prefetch never faults (the look-ahead past the
+// last key is harmless) and changes no result.
 
 func scoresDotName(lanes, nv int) string {
 	name := "mqScoresDotAVX512"

@@ -180,9 +180,9 @@ func (w *window) next() { VPADDD(w.one, w.j, w.j) }
 //
 // The last argument pf (of the keys' type) holds rows the caller reads next,
 // stride apart like the keys (the same rows' values): with each block of
-// keys the kernel prefetches the start of those rows of pf (two lines 128
-// bytes apart for floats, whose neighbours the hardware fetches in pairs;
-// two adjacent lines for bfloat16), and the same of the keys 16 rows ahead,
+// keys the kernel prefetches the start of those rows of pf (the four lines
+// of a 64-float head row, the two of a bfloat16 one), and the same of the
+// keys 16 rows ahead,
 // so that the windows of many streams, too big for the caches, stream from
 // memory while the products run. Prefetches never fault and change no
 // result.
