@@ -7597,8 +7597,6 @@ mqScoresAVX512_b1:
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
-	LEAQ       (DI)(CX*4), DI
-	MOVQ       pf+56(FP), DI
 	ADDQ       CX, DI
 	MOVQ       DI, pf+56(FP)
 	LEAQ       (AX)(CX*8), DI
@@ -7607,7 +7605,7 @@ mqScoresAVX512_b1:
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
-	LEAQ       (DI)(CX*4), DI
+	ADDQ       CX, DI
 	MOVQ       qT+0(FP), DI
 	MOVQ       hd+32(FP), R8
 	VPXORD     Z22, Z22, Z22
@@ -9863,8 +9861,6 @@ mqScoresAVX512x2_b1:
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
-	LEAQ       (DI)(CX*4), DI
-	MOVQ       pf+56(FP), DI
 	ADDQ       CX, DI
 	MOVQ       DI, pf+56(FP)
 	LEAQ       (AX)(CX*8), DI
@@ -9873,7 +9869,7 @@ mqScoresAVX512x2_b1:
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
-	LEAQ       (DI)(CX*4), DI
+	ADDQ       CX, DI
 	MOVQ       qT+0(FP), DI
 	MOVQ       hd+32(FP), R8
 	VPXORD     Z28, Z28, Z28
@@ -11509,15 +11505,13 @@ mqScoresBF16AVX512_b1:
 	MOVQ       pf+56(FP), DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
-	LEAQ       (DI)(CX*4), DI
-	MOVQ       pf+56(FP), DI
 	ADDQ       CX, DI
 	MOVQ       DI, pf+56(FP)
 	LEAQ       (AX)(CX*8), DI
 	LEAQ       (DI)(CX*8), DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
-	LEAQ       (DI)(CX*4), DI
+	ADDQ       CX, DI
 	MOVQ       qT+0(FP), DI
 	MOVQ       hd+32(FP), R8
 	VPXORD     Z23, Z23, Z23
@@ -14337,15 +14331,13 @@ mqScoresBF16AVX512x2_b1:
 	MOVQ       pf+56(FP), DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
-	LEAQ       (DI)(CX*4), DI
-	MOVQ       pf+56(FP), DI
 	ADDQ       CX, DI
 	MOVQ       DI, pf+56(FP)
 	LEAQ       (AX)(CX*8), DI
 	LEAQ       (DI)(CX*8), DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
-	LEAQ       (DI)(CX*4), DI
+	ADDQ       CX, DI
 	MOVQ       qT+0(FP), DI
 	MOVQ       hd+32(FP), R8
 	VPXORD     Z28, Z28, Z28
@@ -20606,8 +20598,6 @@ mqScoresAVX2_b1:
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
-	LEAQ       (DI)(CX*4), DI
-	MOVQ       pf+56(FP), DI
 	ADDQ       CX, DI
 	MOVQ       DI, pf+56(FP)
 	LEAQ       (AX)(CX*8), DI
@@ -20616,7 +20606,7 @@ mqScoresAVX2_b1:
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
-	LEAQ       (DI)(CX*4), DI
+	ADDQ       CX, DI
 	MOVQ       qT+0(FP), DI
 	MOVQ       hd+32(FP), R8
 	VXORPS     Y1, Y1, Y1
@@ -21680,8 +21670,6 @@ mqScoresAVX2x2_b1:
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
-	LEAQ       (DI)(CX*4), DI
-	MOVQ       pf+56(FP), DI
 	ADDQ       CX, DI
 	MOVQ       DI, pf+56(FP)
 	LEAQ       (AX)(CX*8), DI
@@ -21690,7 +21678,7 @@ mqScoresAVX2x2_b1:
 	PREFETCHT0 64(DI)
 	PREFETCHT0 128(DI)
 	PREFETCHT0 192(DI)
-	LEAQ       (DI)(CX*4), DI
+	ADDQ       CX, DI
 	MOVQ       qT+0(FP), DI
 	MOVQ       hd+32(FP), R8
 	VXORPS     Y1, Y1, Y1
@@ -22560,15 +22548,13 @@ mqScoresBF16AVX2_b1:
 	MOVQ       pf+56(FP), DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
-	LEAQ       (DI)(CX*4), DI
-	MOVQ       pf+56(FP), DI
 	ADDQ       CX, DI
 	MOVQ       DI, pf+56(FP)
 	LEAQ       (AX)(CX*8), DI
 	LEAQ       (DI)(CX*8), DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
-	LEAQ       (DI)(CX*4), DI
+	ADDQ       CX, DI
 	MOVQ       qT+0(FP), DI
 	MOVQ       hd+32(FP), R8
 	VXORPS     Y1, Y1, Y1
@@ -23711,15 +23697,13 @@ mqScoresBF16AVX2x2_b1:
 	MOVQ       pf+56(FP), DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
-	LEAQ       (DI)(CX*4), DI
-	MOVQ       pf+56(FP), DI
 	ADDQ       CX, DI
 	MOVQ       DI, pf+56(FP)
 	LEAQ       (AX)(CX*8), DI
 	LEAQ       (DI)(CX*8), DI
 	PREFETCHT0 (DI)
 	PREFETCHT0 64(DI)
-	LEAQ       (DI)(CX*4), DI
+	ADDQ       CX, DI
 	MOVQ       qT+0(FP), DI
 	MOVQ       hd+32(FP), R8
 	VXORPS     Y1, Y1, Y1

@@ -107,24 +107,18 @@ func (is isa) half() VecVirtual {
 // widenHalf returns half h (0: low lanes, 1: high) of float32 vector v
 // as a float64 vector.
 func (is isa) widenHalf(v VecVirtual, h int) VecVirtual {
-	t := is.f64()
-	if is.lanes == 16 {
-		half := YMM()
-		if h == 0 {
-			VMOVAPS(v.AsY(), half)
-		} else {
-			VEXTRACTF64X4(U8(1), v, half)
-		}
-		VCVTPS2PD(half, t)
-	} else {
-		half := XMM()
-		if h == 0 {
-			VMOVAPS(v.AsX(), half)
-		} else {
-			VEXTRACTF128(U8(1), v, half)
-		}
-		VCVTPS2PD(half, t)
+	t, half := is.f64(), is.half()
+	switch {
+	case h == 0 && is.lanes == 16:
+		VMOVAPS(v.AsY(), half)
+	case h == 0:
+		VMOVAPS(v.AsX(), half)
+	case is.lanes == 16:
+		VEXTRACTF64X4(U8(1), v, half)
+	default:
+		VEXTRACTF128(U8(1), v, half)
 	}
+	VCVTPS2PD(half, t)
 	return t
 }
 

@@ -256,25 +256,25 @@ func mqScoresBlock(is isa, nv int, lbl string, b int, kb, s, s3, sT Register, sc
 	if bf {
 		lines = lines[:2]
 	}
+	// prefetchRows prefetches b rows from p and leaves p b rows further (b
+	// is 1 or a multiple of 4).
 	prefetchRows := func(p Register) {
 		for j := range b {
 			for _, o := range lines {
 				PREFETCHT0(rowMem(p, j, o))
 			}
-			if j%4 == 3 || j == b-1 {
-				LEAQ(Mem{Base: p, Index: s, Scale: 4}, p) // a block of 1 overshoots: p is not kept
+			if j%4 == 3 {
+				LEAQ(Mem{Base: p, Index: s, Scale: 4}, p)
 			}
+		}
+		if b%4 != 0 {
+			ADDQ(s, p)
 		}
 	}
 	pfSlot := NewParamAddr("pf", 56)
 	pf := GP64()
 	MOVQ(pfSlot, pf)
 	prefetchRows(pf)
-	if b == 1 {
-		// The block of one: the next row, not four ahead.
-		MOVQ(pfSlot, pf)
-		ADDQ(s, pf)
-	}
 	MOVQ(pf, pfSlot)
 	ahead := GP64()
 	LEAQ(Mem{Base: kb, Index: s, Scale: 8}, ahead)
