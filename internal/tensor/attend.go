@@ -219,11 +219,7 @@ func (j *attendJob) run(h int, sp *[]float32) {
 		case sg.vals8 != nil:
 			o := sg.first*sg.stride + h*sg.headOff
 			p, vs := s[off:off+sg.n], sg.vs[o/hd:o/hd+sg.n]
-			var pf []int8 // the next head's keys
-			if h+1 < j.heads {
-				pf = sg.keys8[o+sg.headOff:]
-			}
-			if attnSumI8SIMD(oh, p, sg.vals8[o:], vs, sg.stride, pf) {
+			if attnSumI8SIMD(oh, p, sg.vals8[o:], vs, sg.stride, nextHeadRows(sg.keys8, sg, h, j.heads)) {
 				break
 			}
 			for i, f := range vs {
@@ -235,13 +231,8 @@ func (j *attendJob) run(h int, sp *[]float32) {
 				attnSum(oh, p[r0:r0+n], kv.rows8(sg.vals8, o+r0*sg.stride, n, hd, wbuf), hd, nil)
 			}
 		case sg.vals16 == nil:
-			o := sg.first*sg.stride + h*sg.headOff
-			var pf []float32 // the next head's keys
-			if h+1 < j.heads {
-				pf = sg.keys[o+sg.headOff:]
-			}
-			attnSum(oh, s[off:off+sg.n], sg.vals[o:], sg.stride, pf)
-		case attnSumBFSIMD(oh, s[off:off+sg.n], sg.vals16[sg.first*sg.stride+h*sg.headOff:], sg.stride, nextKeys16(sg, h, j.heads)):
+			attnSum(oh, s[off:off+sg.n], sg.vals[sg.first*sg.stride+h*sg.headOff:], sg.stride, nextHeadRows(sg.keys, sg, h, j.heads))
+		case attnSumBFSIMD(oh, s[off:off+sg.n], sg.vals16[sg.first*sg.stride+h*sg.headOff:], sg.stride, nextHeadRows(sg.keys16, sg, h, j.heads)):
 		default:
 			for r0 := 0; r0 < sg.n; r0 += attnWideRows {
 				n := min(attnWideRows, sg.n-r0)
@@ -252,13 +243,14 @@ func (j *attendJob) run(h int, sp *[]float32) {
 	}
 }
 
-// nextKeys16 returns the bfloat16 keys of head h+1 of sg (what a head's
-// weighted sum prefetches), nil after the last head.
-func nextKeys16(sg *attnSeg, h, heads int) []uint16 {
+// nextHeadRows returns the keys of head h+1 of sg, stored in keys (one of
+// sg's keys, keys16, keys8): what a head's weighted sum prefetches; nil
+// after the last head.
+func nextHeadRows[T any](keys []T, sg *attnSeg, h, heads int) []T {
 	if h+1 >= heads {
 		return nil
 	}
-	return sg.keys16[sg.first*sg.stride+(h+1)*sg.headOff:]
+	return keys[sg.first*sg.stride+(h+1)*sg.headOff:]
 }
 
 // attnScores sets s[i] = (q · k[i·stride : i·stride+len(q)])·scale. The

@@ -23,6 +23,17 @@ var attnSumKernelsI8 = map[impl][]func(out, p *float32, v *int8, stride, n int, 
 		attnSumI8AVX2_5, attnSumI8AVX2_6, attnSumI8AVX2_7, attnSumI8AVX2_8},
 }
 
+// prefetchRows returns the first of n rows stride apart of pf for a kernel
+// to prefetch, or of rows (what the kernel reads anyway) when pf is nil,
+// checking that they lie in the slice.
+func prefetchRows[T any](pf, rows []T, n, stride int) *T {
+	if pf == nil {
+		pf = rows
+	}
+	_ = pf[(n-1)*stride]
+	return &pf[0]
+}
+
 // dequantRowsSIMD is dequantRows on the vector kernels, if hd fits them.
 func dequantRowsSIMD(dst []float32, q []int8, s []float32, hd int) bool {
 	w := vecWidth()
@@ -51,14 +62,11 @@ func attnScoresI8SIMD(s, q []float32, k []int8, ks []float32, stride int, scale 
 	}
 	_ = k[(len(s)-1)*stride+hd-1]
 	_ = ks[len(s)-1]
-	if pf == nil {
-		pf = k
-	}
-	_ = pf[(len(s)-1)*stride]
+	p := prefetchRows(pf, k, len(s), stride)
 	if active == implAVX512 {
-		attnScoresI8AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &ks[0], &pf[0])
+		attnScoresI8AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &ks[0], p)
 	} else {
-		attnScoresI8AVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &ks[0], &pf[0])
+		attnScoresI8AVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &ks[0], p)
 	}
 	return true
 }
@@ -74,11 +82,7 @@ func attnSumI8SIMD(out, p []float32, v []int8, vs []float32, stride int, pf []in
 	}
 	_ = v[(len(p)-1)*stride+hd-1]
 	_ = vs[len(p)-1]
-	if pf == nil {
-		pf = v
-	}
-	_ = pf[(len(p)-1)*stride]
-	attnSumKernelsI8[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), &vs[0], &pf[0])
+	attnSumKernelsI8[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), &vs[0], prefetchRows(pf, v, len(p), stride))
 	return true
 }
 
@@ -91,14 +95,11 @@ func attnScoresBFSIMD(s, q []float32, k []uint16, stride int, scale float32, pf 
 		return false
 	}
 	_ = k[(len(s)-1)*stride+hd-1]
-	if pf == nil {
-		pf = k
-	}
-	_ = pf[(len(s)-1)*stride]
+	p := prefetchRows(pf, k, len(s), stride)
 	if active == implAVX512 {
-		attnScoresBF16AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &pf[0])
+		attnScoresBF16AVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], p)
 	} else {
-		attnScoresBF16AVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &pf[0])
+		attnScoresBF16AVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], p)
 	}
 	return true
 }
@@ -111,11 +112,7 @@ func attnSumBFSIMD(out, p []float32, v []uint16, stride int, pf []uint16) bool {
 		return false
 	}
 	_ = v[(len(p)-1)*stride+hd-1]
-	if pf == nil {
-		pf = v
-	}
-	_ = pf[(len(p)-1)*stride]
-	attnSumKernelsBF[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), &pf[0])
+	attnSumKernelsBF[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), prefetchRows(pf, v, len(p), stride))
 	return true
 }
 
@@ -128,14 +125,11 @@ func attnScoresSIMD(s, q, k []float32, stride int, scale float32, pf []float32) 
 		return false
 	}
 	_ = k[(len(s)-1)*stride+hd-1] // bounds: the kernel reads every row
-	if pf == nil {
-		pf = k
-	}
-	_ = pf[(len(s)-1)*stride]
+	p := prefetchRows(pf, k, len(s), stride)
 	if active == implAVX512 {
-		attnScoresAVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &pf[0])
+		attnScoresAVX512(&q[0], &k[0], stride, len(s), hd, scale, &s[0], p)
 	} else {
-		attnScoresAVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], &pf[0])
+		attnScoresAVX2(&q[0], &k[0], stride, len(s), hd, scale, &s[0], p)
 	}
 	return true
 }
@@ -149,10 +143,6 @@ func attnSumSIMD(out, p, v []float32, stride int, pf []float32) bool {
 		return false
 	}
 	_ = v[(len(p)-1)*stride+hd-1]
-	if pf == nil {
-		pf = v
-	}
-	_ = pf[(len(p)-1)*stride]
-	attnSumKernels[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), &pf[0])
+	attnSumKernels[active][hd/w-1](&out[0], &p[0], &v[0], stride, len(p), prefetchRows(pf, v, len(p), stride))
 	return true
 }
