@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nanovox/nanovox/internal/testmodel"
+	"github.com/nanovox/nanovox/internal/mossnano/testmodel"
 )
 
 func newDevCmd() *cobra.Command {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,10 +13,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/nanovox/nanovox/internal/family"
+	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/hub"
-	"github.com/nanovox/nanovox/internal/safetensors"
 	"github.com/nanovox/nanovox/internal/weights"
+	"github.com/nanovox/nanovox/internal/weights/safetensors"
 )
 
 func init() {
@@ -90,16 +91,18 @@ func newInspectCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			log := cmd.ErrOrStderr()
-			p, err := family.Resolve(ctx, args[0], codec, family.Options{Resolve: hubResolver(log)})
+			f, parts, err := engine.Locate(ctx, args[0], engine.OpenOptions{Codec: codec, Resolve: hubResolver(log)})
 			if err != nil {
 				return err
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "model type: %s\n", p.ModelType)
-			if err := inspectDir(w, "language model", p.LM); err != nil {
-				return err
+			fmt.Fprintf(w, "model type: %s\n", f.ModelType)
+			for _, p := range parts {
+				if err := inspectDir(w, p.Role, p.Dir); err != nil {
+					return err
+				}
 			}
-			return inspectDir(w, "codec", p.Codec)
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&codec, "codec", "", "codec directory or repo id (default: as the model says)")
@@ -153,7 +156,7 @@ func inspectDir(w io.Writer, what, dir string) error {
 // configSummary picks the interesting fields of a config.json.
 func configSummary(b []byte) string {
 	var m map[string]any
-	if err := jsonUnmarshal(b, &m); err != nil {
+	if err := json.Unmarshal(b, &m); err != nil {
 		return "unreadable: " + err.Error()
 	}
 	var parts []string

@@ -6,12 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/nanovox/nanovox/internal/engine"
-	"github.com/nanovox/nanovox/internal/family"
 	"github.com/nanovox/nanovox/internal/tensor"
 )
 
@@ -34,39 +34,43 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&m.matmul, "matmul", "f32", "arithmetic of the big matrix products: f32 (results match the reference), bf16 (inputs rounded to bfloat16, AVX512_BF16 dot products: faster batches, results differ slightly) or int8 (the weights and inputs of the language model's and the codec decoder's products, and the language model's key/value caches, quantized to 8 bits, AVX512_VNNI or AVX-VNNI: fastest, least exact); f32 on CPUs without the instructions")
 }
 
-// mode returns the matrix arithmetic to load with ("f32", "bf16" or
-// "int8"), warning on w and falling back to f32 when the CPU lacks the
-// instructions of the one asked for.
-func (m *modelFlags) mode(w io.Writer) (string, error) {
-	switch m.matmul {
-	case "f32", "":
-		return "f32", nil
-	case "bf16", "int8":
-		if m.f32 {
-			return "", fmt.Errorf("--matmul %s and --f32-weights exclude each other", m.matmul)
-		}
-		if m.matmul == "bf16" && !tensor.HasBF16Dot() {
-			fmt.Fprintln(w, "warning: --matmul bf16 needs a CPU with AVX512_BF16; computing in f32")
-			return "f32", nil
-		}
-		if m.matmul == "int8" && !tensor.HasInt8Dot() {
-			fmt.Fprintln(w, "warning: --matmul int8 needs a CPU with AVX512_VNNI or AVX-VNNI; computing in f32")
-			return "f32", nil
-		}
-		return m.matmul, nil
+// mode returns the matrix arithmetic to load with, warning on w and
+// falling back to f32 when the CPU lacks the instructions of the one asked
+// for (tensor.Matmul.Available).
+func (m *modelFlags) mode(w io.Writer) (tensor.Matmul, error) {
+	mode, err := tensor.ParseMatmul(m.matmul)
+	if err != nil {
+		return tensor.F32, fmt.Errorf("--matmul %q: want f32, bf16 or int8", m.matmul)
 	}
-	return "", fmt.Errorf("--matmul %q: want f32, bf16 or int8", m.matmul)
+	if mode != tensor.F32 && m.f32 {
+		return tensor.F32, fmt.Errorf("--matmul %s and --f32-weights exclude each other", mode)
+	}
+	if got := mode.Available(); got != mode {
+		need := map[tensor.Matmul]string{tensor.BF16: "AVX512_BF16", tensor.Int8: "AVX512_VNNI or AVX-VNNI"}[mode]
+		fmt.Fprintf(w, "warning: --matmul %s needs a CPU with %s; computing in %s\n", mode, need, got)
+		return got, nil
+	}
+	return mode, nil
 }
 
 // load resolves (hub downloads report progress on w) and loads the model.
-func (m *modelFlags) load(ctx context.Context, w io.Writer) (engine.Family, family.Paths, time.Duration, error) {
+func (m *modelFlags) load(ctx context.Context, w io.Writer) (engine.Family, []engine.Part, time.Duration, error) {
 	mode, err := m.mode(w)
 	if err != nil {
-		return nil, family.Paths{}, 0, err
+		return nil, nil, 0, err
 	}
 	start := time.Now()
-	fam, p, err := family.Open(ctx, m.model, m.codec, family.Options{KeepBF16: !m.f32, BF16Dot: mode == "bf16", Int8: mode == "int8", Resolve: hubResolver(w)})
-	return fam, p, time.Since(start), err
+	fam, parts, err := engine.Open(ctx, m.model, engine.OpenOptions{KeepBF16: !m.f32, Matmul: mode, Codec: m.codec, Resolve: hubResolver(w)})
+	return fam, parts, time.Since(start), err
+}
+
+// partsAttrs lists a model's directories for the load log line.
+func partsAttrs(parts []engine.Part) []any {
+	var out []any
+	for _, p := range parts {
+		out = append(out, strings.ReplaceAll(p.Role, " ", "_"), p.Dir)
+	}
+	return out
 }
 
 // openLogged is open reporting through a structured logger (serve).
@@ -76,7 +80,8 @@ func (m *modelFlags) openLogged(ctx context.Context, log *slog.Logger) (engine.F
 		return nil, err
 	}
 	info := fam.Info()
-	log.Info("model loaded", "type", info.ModelType, "lm", p.LM, "codec", p.Codec, "weights_mib", info.WeightBytes>>20, "matmul", info.Matmul, "kernels", tensor.Kernels(), "seconds", round2(d.Seconds()))
+	attrs := append([]any{"type", info.ModelType}, partsAttrs(p)...)
+	log.Info("model loaded", append(attrs, "weights_mib", info.WeightBytes>>20, "matmul", info.Matmul.String(), "kernels", tensor.Kernels(), "seconds", round2(d.Seconds()))...)
 	return fam, nil
 }
 
@@ -89,6 +94,10 @@ func (m *modelFlags) open(ctx context.Context, log io.Writer) (engine.Family, er
 		return nil, err
 	}
 	info := fam.Info()
-	fmt.Fprintf(log, "loaded %s (lm %s, codec %s, %.0f MiB of weights, matmul %s, kernels %s) in %.2fs\n", info.ModelType, p.LM, p.Codec, float64(info.WeightBytes)/(1<<20), info.Matmul, tensor.Kernels(), d.Seconds())
+	var dirs []string
+	for _, part := range p {
+		dirs = append(dirs, part.Role+" "+part.Dir)
+	}
+	fmt.Fprintf(log, "loaded %s (%s, %.0f MiB of weights, matmul %s, kernels %s) in %.2fs\n", info.ModelType, strings.Join(dirs, ", "), float64(info.WeightBytes)/(1<<20), info.Matmul, tensor.Kernels(), d.Seconds())
 	return fam, nil
 }

@@ -61,12 +61,14 @@ atomically: an error or Ctrl-C leaves no partial file.`,
 	f.IntVar(&o.channels, "channels", 1, "output channels: 1 (stereo averaged to mono) or 2 (native stereo)")
 	f.Int64Var(&o.seed, "seed", -1, "random seed (default: random, printed)")
 	f.BoolVar(&o.greedy, "greedy", false, "greedy decoding (argmax) instead of sampling")
-	f.Float64Var(&o.temperature, "temperature", 0.8, "audio sampling temperature")
-	f.Float64Var(&o.topP, "top-p", 0.95, "audio nucleus sampling mass, in (0, 1]")
-	f.IntVar(&o.topK, "top-k", 25, "audio top-k (0 disables)")
-	f.Float64Var(&o.rep, "repetition-penalty", 1.2, "penalty on codes already generated in the chunk (1 disables)")
-	f.IntVar(&o.maxFrames, "max-frames", 375, "maximum frames per text chunk (12.5 frames = 1 s)")
-	f.IntVar(&o.maxTextTokens, "max-text-tokens", 75, "text tokens per chunk when splitting long text")
+	// Decoding parameters default to the model family's (engine.Family.DefaultParams);
+	// a flag overrides only when given.
+	f.Float64Var(&o.temperature, "temperature", 0, "audio sampling temperature, in (0, 5] (default: the model's, 0.8 for MOSS-TTS-Nano)")
+	f.Float64Var(&o.topP, "top-p", 0, "audio nucleus sampling mass, in (0, 1] (default: the model's, 0.95)")
+	f.IntVar(&o.topK, "top-k", 0, "audio top-k, 0 disables (default: the model's, 25)")
+	f.Float64Var(&o.rep, "repetition-penalty", 0, "penalty on codes already generated in the chunk, in (0, 10], 1 disables (default: the model's, 1.2)")
+	f.IntVar(&o.maxFrames, "max-frames", 0, "maximum frames per text chunk, 12.5 frames = 1 s (default: the model's, 375)")
+	f.IntVar(&o.maxTextTokens, "max-text-tokens", 0, "text tokens per chunk when splitting long text (default: the model's, 75)")
 	f.StringVar(&o.language, "language", "auto", "language (only auto: the model detects it)")
 	f.StringVar(&o.instruct, "instruct", "", "style instruction (not supported by MOSS-TTS-Nano)")
 	f.StringVar(&o.codesOut, "codes-out", "", "also write the generated codes as JSON to this file")
@@ -77,7 +79,6 @@ atomically: an error or Ctrl-C leaves no partial file.`,
 // validate checks the flags that need no file or model, so that mistakes are
 // reported before anything is loaded or written.
 func (o *sayOptions) validate(cmd *cobra.Command) error {
-	changed := cmd.Flags().Changed
 	if o.out == "" {
 		return usagef("--out FILE is required ('-' writes to standard output)")
 	}
@@ -99,28 +100,55 @@ func (o *sayOptions) validate(cmd *cobra.Command) error {
 	if o.channels != 1 && o.channels != 2 {
 		return usagef("--channels must be 1 or 2, is %d", o.channels)
 	}
-	if changed("temperature") && !(o.temperature > 0 && !math.IsInf(o.temperature, 0)) {
-		return usagef("--temperature must be a positive finite number, is %v", o.temperature)
-	}
-	if !(o.topP > 0 && o.topP <= 1) {
-		return usagef("--top-p must be in (0, 1], is %v", o.topP)
-	}
-	if o.topK < 0 {
-		return usagef("--top-k must not be negative, is %d", o.topK)
-	}
-	if !(o.rep > 0 && !math.IsInf(o.rep, 0)) {
-		return usagef("--repetition-penalty must be a positive finite number, is %v", o.rep)
-	}
-	if o.maxFrames <= 0 {
-		return usagef("--max-frames must be a positive integer, is %d", o.maxFrames)
-	}
-	if o.maxTextTokens <= 0 {
-		return usagef("--max-text-tokens must be a positive integer, is %d", o.maxTextTokens)
+	// The overrides are checked now, before anything is loaded, over a
+	// neutral base; the model's defaults are applied after loading.
+	neutral := engine.Params{Temperature: 1, TopP: 1, RepetitionPenalty: 1, MaxFrames: 1, MaxTextTokens: 1}
+	o.applyParams(cmd, &neutral)
+	if err := neutral.Validate(); err != nil {
+		return paramUsage(err)
 	}
 	if o.text != "" && o.textFile != "" {
 		return usagef("--text and --text-file are mutually exclusive")
 	}
 	return nil
+}
+
+// paramFlags maps the engine's parameter names to say's flags.
+var paramFlags = map[string]string{
+	"temperature": "temperature", "top_p": "top-p", "top_k": "top-k",
+	"repetition_penalty": "repetition-penalty", "max_frames": "max-frames", "max_text_tokens": "max-text-tokens",
+}
+
+// applyParams overrides p with the decoding flags given on the command line.
+func (o *sayOptions) applyParams(cmd *cobra.Command, p *engine.Params) {
+	changed := cmd.Flags().Changed
+	if changed("temperature") {
+		p.Temperature = o.temperature
+	}
+	if changed("top-p") {
+		p.TopP = o.topP
+	}
+	if changed("top-k") {
+		p.TopK = o.topK
+	}
+	if changed("repetition-penalty") {
+		p.RepetitionPenalty = o.rep
+	}
+	if changed("max-frames") {
+		p.MaxFrames = o.maxFrames
+	}
+	if changed("max-text-tokens") {
+		p.MaxTextTokens = o.maxTextTokens
+	}
+}
+
+// paramUsage words an engine.ParamError as a flag error.
+func paramUsage(err error) error {
+	var pe *engine.ParamError
+	if errors.As(err, &pe) {
+		return usagef("--%s must be %s, is %s", paramFlags[pe.Param], pe.Want, pe.Got)
+	}
+	return err
 }
 
 // readText returns the text from --text, --text-file or standard input.
@@ -203,12 +231,10 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 	}
 	p := fam.DefaultParams()
 	p.Greedy = o.greedy
-	p.Temperature = o.temperature
-	p.TopP = o.topP
-	p.TopK = o.topK
-	p.RepetitionPenalty = o.rep
-	p.MaxFrames = o.maxFrames
-	p.MaxTextTokens = o.maxTextTokens
+	o.applyParams(cmd, &p)
+	if err := p.Validate(); err != nil {
+		return paramUsage(err)
+	}
 	if o.seed >= 0 {
 		p.Seed = uint64(o.seed)
 	} else {

@@ -72,7 +72,7 @@ See docs/configuration.md.`,
 	f.DurationVar(&o.drainGrace, "drain-grace", 0, "on SIGINT/SIGTERM, keep accepting connections this long while /readyz and new requests answer 503 (lets a load balancer notice)")
 	f.IntVar(&o.prefixCacheMB, "prefix-cache-mb", 512, "memory budget of the voice prompt-prefix cache, MiB (0 disables)")
 	f.IntVar(&o.maxVoices, "max-voices", voice.DefaultMaxVoices, "most saved voices")
-	f.IntVar(&o.maxFrames, "max-frames-limit", 375, "upper bound for a request's max_new_frames (frames per text chunk)")
+	f.IntVar(&o.maxFrames, "max-frames-limit", 0, "upper bound for a request's max_new_frames, frames per text chunk (default: the model's default, 375 for MOSS-TTS-Nano)")
 	f.DurationVar(&o.idleRelease, "idle-release", 60*time.Second, "after this long without a request generating, drop the per-stream buffers kept for reuse (KV caches, decoder rings) so their memory can return to the system (0 keeps them)")
 	return cmd
 }
@@ -117,8 +117,8 @@ func (o *serveOptions) validate() error {
 		return usagef("--idle-write-timeout must be positive")
 	case o.prefixCacheMB < 0:
 		return usagef("--prefix-cache-mb must not be negative")
-	case o.maxFrames < 1:
-		return usagef("--max-frames-limit must be positive")
+	case o.maxFrames < 0:
+		return usagef("--max-frames-limit must not be negative (0: the model's default)")
 	case o.maxVoices < 1:
 		return usagef("--max-voices must be at least 1, is %d", o.maxVoices)
 	case o.shutdown <= 0:

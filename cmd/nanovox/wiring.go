@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 )
@@ -20,5 +19,3 @@ func defaultDataDir() string {
 	}
 	return "nanovox-data"
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

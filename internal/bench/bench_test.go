@@ -12,7 +12,7 @@ import (
 
 	"github.com/nanovox/nanovox/internal/audio"
 	"github.com/nanovox/nanovox/internal/engine"
-	"github.com/nanovox/nanovox/internal/family/mossnano"
+	"github.com/nanovox/nanovox/internal/mossnano"
 )
 
 // tinyFamily loads the tiny-a fixture and its reference clip.

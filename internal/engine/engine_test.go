@@ -16,7 +16,7 @@ import (
 
 	"github.com/nanovox/nanovox/internal/audio"
 	"github.com/nanovox/nanovox/internal/engine"
-	"github.com/nanovox/nanovox/internal/family/mossnano"
+	"github.com/nanovox/nanovox/internal/mossnano"
 	"github.com/nanovox/nanovox/internal/tensor"
 )
 
@@ -116,11 +116,11 @@ func TestStreamsEqualAloneAndEachOther(t *testing.T) {
 	f32 := family(t)
 	// The bfloat16 and int8 modes' products and caches are row-independent
 	// too.
-	bf16, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{BF16Dot: true})
+	bf16, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{Matmul: tensor.BF16})
 	if err != nil {
 		t.Fatal(err)
 	}
-	i8, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{Int8: true})
+	i8, err := mossnano.Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", mossnano.Options{Matmul: tensor.Int8})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,8 @@ package engine
 import (
 	"context"
 	"errors"
+
+	"github.com/nanovox/nanovox/internal/tensor"
 )
 
 // Info describes a loaded model's output.
@@ -25,11 +27,9 @@ type Info struct {
 	CodesPerFrame int
 	// WeightBytes is the memory held by the weights.
 	WeightBytes int64
-	// Matmul is the arithmetic of the big matrix products: "f32" (the
-	// reference's), "bf16" (bfloat16 dot products) or "int8" (int8
-	// products in the language model, bfloat16 ones in the codec where the
-	// CPU has them).
-	Matmul string
+	// Matmul is the arithmetic of the big matrix products the model was
+	// loaded with.
+	Matmul tensor.Matmul
 }
 
 // FrameDuration returns the audio duration of one frame in seconds.

@@ -290,30 +290,9 @@ func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*valida
 		}
 	}
 	v.seed = r.Seed
-	if r.Temperature != nil {
-		if t := *r.Temperature; !(t > 0 && t <= 5) {
-			return nil, badRequest("temperature", "invalid_value", "temperature must be in (0, 5], is %v", t)
-		}
-		v.temperature = r.Temperature
-	}
-	if r.TopP != nil {
-		if p := *r.TopP; !(p > 0 && p <= 1) {
-			return nil, badRequest("top_p", "invalid_value", "top_p must be in (0, 1], is %v", p)
-		}
-		v.topP = r.TopP
-	}
-	if r.TopK != nil {
-		if k := *r.TopK; k < 0 || k > 1<<16 {
-			return nil, badRequest("top_k", "invalid_value", "top_k must be in [0, 65536] (0 disables), is %d", k)
-		}
-		v.topK = r.TopK
-	}
-	if r.RepetitionPenalty != nil {
-		if p := *r.RepetitionPenalty; !(p > 0 && p <= 10) || !finite(p) {
-			return nil, badRequest("repetition_penalty", "invalid_value", "repetition_penalty must be in (0, 10], is %v", p)
-		}
-		v.repPenalty = r.RepetitionPenalty
-	}
+	// Ranges are checked by engine.Params.Validate once the overrides are
+	// applied to the model's defaults (Server.engineRequest).
+	v.temperature, v.topP, v.topK, v.repPenalty = r.Temperature, r.TopP, r.TopK, r.RepetitionPenalty
 	if r.MaxNewFrames != nil {
 		if n := *r.MaxNewFrames; n < 1 || n > lim.MaxNewFrames {
 			return nil, badRequest("max_new_frames", "invalid_value", "max_new_frames must be in [1, %d], is %d", lim.MaxNewFrames, n)

@@ -71,7 +71,7 @@ func New(eng *engine.Engine, cfg Config, metrics *Metrics) *Server {
 		cfg.Limits.MaxBodyBytes = 32 << 20
 	}
 	if cfg.Limits.MaxNewFrames <= 0 {
-		cfg.Limits.MaxNewFrames = 375
+		cfg.Limits.MaxNewFrames = eng.Family().DefaultParams().MaxFrames
 	}
 	if cfg.IdleWriteTimeout <= 0 {
 		cfg.IdleWriteTimeout = 30 * time.Second

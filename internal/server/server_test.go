@@ -20,7 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/nanovox/nanovox/internal/engine"
-	"github.com/nanovox/nanovox/internal/family/mossnano"
+	"github.com/nanovox/nanovox/internal/mossnano"
 	"github.com/nanovox/nanovox/internal/tensor"
 	"github.com/nanovox/nanovox/internal/voice"
 )

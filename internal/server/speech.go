@@ -110,21 +110,6 @@ func (s *Server) engineRequest(v *validated) (engine.Request, error) {
 		req.FirstChunkFrames, req.ChunkFrames = v.firstFrames, v.chunkFrames
 		req.RampChunks = true
 	}
-	if v.voiceName != "" {
-		ev, err := s.savedVoice(v.voiceName)
-		if err != nil {
-			return req, err
-		}
-		req.Voice = ev
-	} else {
-		ref, err := audio.PrepareReference(v.refAudio, audio.Options{MaxInputBytes: s.cfg.MaxRefAudioBytes, TargetRate: fam.Info().SampleRate})
-		if err != nil {
-			return req, audioError("voice.ref_audio", err)
-		}
-		sum := sha256.Sum256(v.refAudio)
-		req.RefPCM = ref.Interleaved()
-		req.RefKey = "inline:" + hex.EncodeToString(sum[:])
-	}
 	p := fam.DefaultParams()
 	if v.seed != nil {
 		p.Seed = *v.seed
@@ -149,7 +134,33 @@ func (s *Server) engineRequest(v *validated) (engine.Request, error) {
 	if v.maxFrames != nil {
 		p.MaxFrames = *v.maxFrames
 	}
+	if err := p.Validate(); err != nil {
+		var pe *engine.ParamError
+		if errors.As(err, &pe) {
+			param := pe.Param
+			if param == "max_frames" {
+				param = "max_new_frames"
+			}
+			return req, badRequest(param, "invalid_value", "%s must be %s, is %s", param, pe.Want, pe.Got)
+		}
+		return req, err
+	}
 	req.Params = p
+	if v.voiceName != "" {
+		ev, err := s.savedVoice(v.voiceName)
+		if err != nil {
+			return req, err
+		}
+		req.Voice = ev
+	} else {
+		ref, err := audio.PrepareReference(v.refAudio, audio.Options{MaxInputBytes: s.cfg.MaxRefAudioBytes, TargetRate: fam.Info().SampleRate})
+		if err != nil {
+			return req, audioError("voice.ref_audio", err)
+		}
+		sum := sha256.Sum256(v.refAudio)
+		req.RefPCM = ref.Interleaved()
+		req.RefKey = "inline:" + hex.EncodeToString(sum[:])
+	}
 	return req, nil
 }
 

@@ -7,18 +7,6 @@ const panelCols = 32
 // Packed reports whether Pack has moved the matrix into the panel layout.
 func (m *Mat) Packed() bool { return m.pf32 != nil || m.pb16 != nil || m.pdot != nil || m.pq != nil }
 
-// PackAs packs the matrix for the arithmetic of a model's mode: int8
-// products (PackInt8) when useInt8 is set and the matrix allows it, else
-// bfloat16 dot products (PackBF16Dot) when useBF16Dot is set, else Pack.
-func (m *Mat) PackAs(useInt8, useBF16Dot bool) {
-	switch {
-	case useInt8 && m.PackInt8():
-	case useBF16Dot && m.PackBF16Dot():
-	default:
-		m.Pack()
-	}
-}
-
 // panels returns the number of 32-row panels of the packed layout.
 func (m *Mat) panels() int { return (m.Rows + panelCols - 1) / panelCols }
 

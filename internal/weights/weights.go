@@ -14,8 +14,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/nanovox/nanovox/internal/safetensors"
 	"github.com/nanovox/nanovox/internal/tensor"
+	"github.com/nanovox/nanovox/internal/weights/safetensors"
+	"github.com/nanovox/nanovox/internal/weights/torchbin"
 )
 
 // Store is the set of tensors of one checkpoint directory.
@@ -94,7 +95,7 @@ func Open(dir string) (*Store, error) {
 				ts = append(ts, sf.Tensor(n))
 			}
 		case "torch":
-			loaded, err := loadTorch(path)
+			loaded, err := torchbin.Load(path)
 			if err != nil {
 				s.Close()
 				return nil, fmt.Errorf("weights: %s: %w", path, err)
@@ -112,11 +113,6 @@ func Open(dir string) (*Store, error) {
 		}
 	}
 	return s, nil
-}
-
-// loadTorch reads a torch.save checkpoint; set by torch.go.
-var loadTorch = func(path string) ([]safetensors.Tensor, error) {
-	return nil, fmt.Errorf("torch checkpoints are not supported in this build")
 }
 
 func findFiles(dir string) ([]string, string, error) {

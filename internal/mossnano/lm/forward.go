@@ -1,0 +1,369 @@
+package lm
+
+import (
+	"github.com/nanovox/nanovox/internal/tensor"
+)
+
+// kvCache holds the keys (after RoPE) and values of one sequence for every
+// layer of a stack, head-major: head h of position p is at
+// k[layer][(h·cap + p)·hd :][:hd], so each head's keys are contiguous. Both
+// attention kernels read either layout (tensor.KV); for a decode step the
+// two measured the same, even with the cache out of the processor's caches.
+//
+// With store kvBF16 (Options.BF16Dot) the same layout holds bfloat16 values
+// in k16 and v16 instead, rounded as tensor.RoundBF16 does: half the memory.
+// With kvI8 (the global stack under Options.Int8) it holds signed bytes in
+// k8 and v8, each head of a position quantized with its own scale
+// (tensor.QuantizeI8), the scales in ks and vs at [h·cap + p]: a quarter of
+// the memory, and of the bytes a decode step's attention reads.
+type kvCache struct {
+	k, v     [][]float32
+	k16, v16 [][]uint16
+	k8, v8   [][]int8
+	ks, vs   [][]float32
+	store    kvStore
+	n        int // positions filled
+	cap      int // positions per head
+	nh       int // heads
+	hd       int // head size
+}
+
+// kvStore is how a kvCache stores its values.
+type kvStore uint8
+
+const (
+	kvF32 kvStore = iota
+	kvBF16
+	kvI8
+)
+
+func newKVCache(layers, heads, headDim, capacity int, store kvStore) *kvCache {
+	c := &kvCache{nh: heads, hd: headDim, store: store}
+	switch store {
+	case kvBF16:
+		c.k16, c.v16 = make([][]uint16, layers), make([][]uint16, layers)
+	case kvI8:
+		c.k8, c.v8 = make([][]int8, layers), make([][]int8, layers)
+		c.ks, c.vs = make([][]float32, layers), make([][]float32, layers)
+	default:
+		c.k, c.v = make([][]float32, layers), make([][]float32, layers)
+	}
+	c.alloc(max(capacity, 1))
+	return c
+}
+
+// alloc gives every layer room for capacity positions, keeping the filled
+// ones. All layers share one allocation, so that it is big enough for huge
+// pages (fresh 4 KiB pages cost a fault each on the first write).
+func (c *kvCache) alloc(capacity int) {
+	switch c.store {
+	case kvBF16:
+		c.k16, c.v16 = allocKV(c.k16, c.v16, tensor.MakeHuge16, c.n, c.cap, capacity, c.nh, c.hd)
+	case kvI8:
+		c.k8, c.v8 = allocKV(c.k8, c.v8, tensor.MakeHuge8, c.n, c.cap, capacity, c.nh, c.hd)
+		c.ks, c.vs = allocKV(c.ks, c.vs, tensor.MakeHuge, c.n, c.cap, capacity, c.nh, 1)
+	default:
+		c.k, c.v = allocKV(c.k, c.v, tensor.MakeHuge, c.n, c.cap, capacity, c.nh, c.hd)
+	}
+	c.cap = capacity
+}
+
+// allocKV returns new per-layer key and value slices of capacity positions
+// holding the first n positions of k and v (capacity old).
+func allocKV[T float32 | uint16 | int8](k, v [][]T, mk func(int) []T, n, old, capacity, nh, hd int) ([][]T, [][]T) {
+	per := nh * capacity * hd
+	slab := mk(2 * len(k) * per)
+	nk, nv := make([][]T, len(k)), make([][]T, len(v))
+	for l := range k {
+		kl, vl := slab[2*l*per:(2*l+1)*per:(2*l+1)*per], slab[(2*l+1)*per:(2*l+2)*per:(2*l+2)*per]
+		for h := range nh {
+			if n > 0 {
+				copy(kl[h*capacity*hd:h*capacity*hd+n*hd], k[l][h*old*hd:])
+				copy(vl[h*capacity*hd:h*capacity*hd+n*hd], v[l][h*old*hd:])
+			}
+		}
+		nk[l], nv[l] = kl, vl
+	}
+	return nk, nv
+}
+
+// reset empties the cache, keeping its memory.
+func (c *kvCache) reset() { c.n = 0 }
+
+// reserve makes room for n positions, at least doubling when it grows:
+// fresh memory costs page faults, so it is taken in few, large steps (and
+// caches are reused across requests, see Model.cachePool).
+func (c *kvCache) reserve(n int) {
+	if n > c.cap {
+		c.alloc(max(n, 2*c.cap))
+	}
+}
+
+// put stores the key and value rows (all heads, [heads·hd]) of position p of
+// layer l.
+func (c *kvCache) put(l, p int, k, v []float32) {
+	for h := range c.nh {
+		o := (h*c.cap + p) * c.hd
+		kh, vh := k[h*c.hd:(h+1)*c.hd], v[h*c.hd:(h+1)*c.hd]
+		switch c.store {
+		case kvBF16:
+			tensor.RoundBF16(c.k16[l][o:o+c.hd], kh)
+			tensor.RoundBF16(c.v16[l][o:o+c.hd], vh)
+		case kvI8:
+			c.ks[l][h*c.cap+p] = tensor.QuantizeI8(c.k8[l][o:o+c.hd], kh)
+			c.vs[l][h*c.cap+p] = tensor.QuantizeI8(c.v8[l][o:o+c.hd], vh)
+		default:
+			copy(c.k[l][o:o+c.hd], kh)
+			copy(c.v[l][o:o+c.hd], vh)
+		}
+	}
+}
+
+// kv returns layer l's keys and values for the attention kernels.
+func (c *kvCache) kv(l int) tensor.KV {
+	kv := tensor.KV{Stride: c.hd, HeadStride: c.cap * c.hd}
+	switch c.store {
+	case kvBF16:
+		kv.K16, kv.V16 = c.k16[l], c.v16[l]
+	case kvI8:
+		kv.K8, kv.V8, kv.KS, kv.VS = c.k8[l], c.v8[l], c.ks[l], c.vs[l]
+	default:
+		kv.K, kv.V = c.k[l], c.v[l]
+	}
+	return kv
+}
+
+// bytes returns the memory in use by the cached positions.
+func (c *kvCache) bytes() int64 {
+	per := int64(c.n * c.nh * c.hd) // values per layer, keys or values
+	switch c.store {
+	case kvBF16:
+		return int64(2*len(c.k16)) * per * 2
+	case kvI8:
+		return int64(2*len(c.k8)) * (per + int64(c.n*c.nh)*4)
+	}
+	return int64(2*len(c.k)) * per * 4
+}
+
+// seqRows describes the rows of one sequence inside a batched forward: n new
+// rows stored at cache.n .. cache.n+n-1. With pre set, the sequence is pre's
+// positions followed by cache's: the rows are at positions pre.n+cache.n …
+// and attend over all of pre (shared and read-only) before cache.
+type seqRows struct {
+	cache *kvCache
+	pre   *kvCache
+	n     int
+}
+
+// base returns the position of the sequence's first cached row.
+func (sq *seqRows) base() int {
+	if sq.pre == nil {
+		return 0
+	}
+	return sq.pre.n
+}
+
+// workspace holds the scratch buffers of a forward pass, grown on demand and
+// reused across steps.
+type workspace struct {
+	x, h, qkv, att, ff []float32
+	scores             []float32
+	prompts            []promptRows
+	rowSeq             []int32     // the sequence of each row of the pass
+	seqFirst           []int32     // the pass row of each sequence's first row
+	rowScores          [][]float32 // attendPrompts' scores, per chunk
+	lo, hi             []int
+	attn               tensor.AttnScratch
+}
+
+func grow(b []float32, n int) []float32 {
+	if cap(b) < n {
+		// A quarter more: the buffers that grow step after step (the
+		// attention scores, by one key per step) then reallocate rarely.
+		return tensor.MakeHuge(n + n/4)[:n]
+	}
+	return b[:n]
+}
+
+// forward runs stack s over x [R, H] (R = Σ seqs[i].n rows, sequence after
+// sequence), appending each sequence's keys/values to its cache. On return x
+// holds the final residual stream (before ln_f).
+func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
+	H, I := m.Config.Hidden(), m.Config.Inner()
+	hd := m.Config.HeadDim()
+	nh := m.Config.GPT2.NHead
+	R := 0
+	for _, sq := range seqs {
+		R += sq.n
+		sq.cache.reserve(sq.cache.n + sq.n)
+	}
+	ws.h = grow(ws.h, R*H)
+	ws.qkv = grow(ws.qkv, R*3*H)
+	ws.att = grow(ws.att, R*H)
+	ws.ff = grow(ws.ff, R*I)
+	if s.wpe != nil {
+		r := 0
+		for _, sq := range seqs {
+			for t := range sq.n {
+				s.wpe.AddRow(x[(r+t)*H:(r+t+1)*H], sq.base()+sq.cache.n+t)
+			}
+			r += sq.n
+		}
+	}
+	ws.rowSeq, ws.seqFirst = ws.rowSeq[:0], ws.seqFirst[:0]
+	for i, sq := range seqs {
+		ws.seqFirst = append(ws.seqFirst, int32(len(ws.rowSeq)))
+		for range sq.n {
+			ws.rowSeq = append(ws.rowSeq, int32(i))
+		}
+	}
+	for l := range s.blocks {
+		b := &s.blocks[l]
+		// Attention: x += c_proj(attn(ln_1 x)).
+		tensor.LayerNorm(ws.h, x, R, b.ln1W, b.ln1B, float32(m.Config.GPT2.LayerNormEpsilon))
+		tensor.Linear(ws.qkv, ws.h, R, b.attnW, b.attnB)
+		m.cacheRows(l, seqs, ws)
+		r := 0
+		ws.prompts = ws.prompts[:0]
+		for i, sq := range seqs {
+			c := sq.cache
+			p0, base := c.n, sq.base()
+			switch {
+			case sq.pre != nil && sq.n == 1:
+				// After a shared prefix: the row attends over all of it,
+				// then over its own rows up to itself.
+				ws.scores = grow(ws.scores, tensor.AttendKVScratch(base+p0+1, hd))
+				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), base, c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
+			case sq.pre != nil:
+				// A prompt after a shared prefix: the same attention row
+				// by row, after this loop, with every such row of the step.
+				ws.prompts = append(ws.prompts, promptRows{seq: i, row: r})
+			case sq.n == 1:
+				// Causal: row t sees positions 0 … p0+t. A decode step's
+				// single row takes the per-head kernel (vectorised over the
+				// head dimension); prompts take the multi-query one
+				// (vectorised over rows, each tile of rows reading the keys
+				// once). Which one a row gets depends only on its own
+				// sequence, never on the batch.
+				ws.scores = grow(ws.scores, tensor.AttendKVScratch(p0+1, hd))
+				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
+			default:
+				ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]
+				for t := range sq.n {
+					ws.lo = append(ws.lo, 0)
+					ws.hi = append(ws.hi, p0+t+1)
+				}
+				tensor.AttendWindows(ws.att[r*H:], H, ws.qkv[r*3*H:], 3*H, c.kv(l), ws.lo, ws.hi, nh, hd, b.scale, &ws.attn)
+			}
+			r += sq.n
+		}
+		if len(ws.prompts) > 0 {
+			m.attendPrompts(l, b.scale, seqs, ws)
+		}
+		tensor.Linear(ws.h, ws.att, R, b.projW, b.projB)
+		tensor.Add(x[:R*H], ws.h)
+		// MLP: x += fc_out(gelu(fc_in(ln_2 x))).
+		tensor.LayerNorm(ws.h, x, R, b.ln2W, b.ln2B, float32(m.Config.GPT2.LayerNormEpsilon))
+		tensor.Linear(ws.ff, ws.h, R, b.fcInW, b.fcInB)
+		tensor.GELUTanh(ws.ff[:R*I])
+		tensor.Linear(ws.h, ws.ff, R, b.fcOutW, b.fcOutB)
+		tensor.Add(x[:R*H], ws.h)
+	}
+	for _, sq := range seqs {
+		sq.cache.n += sq.n
+	}
+}
+
+// cacheRowsGrain is the rows per chunk when a pass caches its rows in
+// parallel (a prompt's prefill); passes of fewer rows (decode steps) cache
+// them on the calling goroutine.
+const cacheRowsGrain = 16
+
+// cacheRows applies the rotary embedding to the queries and keys of layer
+// l's rows in ws.qkv and stores each row's key and value in its sequence's
+// cache (after the positions already cached). Rows are independent: a long
+// pass spreads them over the pool.
+func (m *Model) cacheRows(l int, seqs []seqRows, ws *workspace) {
+	r := len(ws.rowSeq)
+	if r < 2*cacheRowsGrain {
+		m.cacheRowRange(l, seqs, ws, 0, r)
+		return
+	}
+	sq := seqs // only this copy escapes with the closure
+	tensor.For(r, cacheRowsGrain, func(lo, hi int) { m.cacheRowRange(l, sq, ws, lo, hi) })
+}
+
+// cacheRowRange is cacheRows for the pass rows [lo, hi).
+func (m *Model) cacheRowRange(l int, seqs []seqRows, ws *workspace, lo, hi int) {
+	H := m.Config.Hidden()
+	for r := lo; r < hi; r++ {
+		i := ws.rowSeq[r]
+		sq := &seqs[i]
+		p := sq.cache.n + r - int(ws.seqFirst[i])
+		row := ws.qkv[r*3*H : (r+1)*3*H]
+		q, k, v := row[:H], row[H:2*H], row[2*H:]
+		if m.rope != nil {
+			m.rope.Apply(q, sq.base()+p)
+			m.rope.Apply(k, sq.base()+p)
+		}
+		sq.cache.put(l, p, k, v)
+	}
+}
+
+// promptRows is a sequence of a forward pass whose rows are a prompt after
+// a shared prefix: seqs[seq], its first row at row of the pass.
+type promptRows struct{ seq, row int }
+
+// attendPrompts computes layer l's attention of the rows of ws.prompts (their
+// keys and values already cached), each row over its prefix and its own
+// rows up to itself, as a decode step's row. One row is too little work to
+// split by heads, so the rows of all such sequences are spread over the
+// pool together: a step that starts new requests is mostly these.
+func (m *Model) attendPrompts(l int, scale float32, seqs []seqRows, ws *workspace) {
+	H, hd, nh := m.Config.Hidden(), m.Config.HeadDim(), m.Config.GPT2.NHead
+	total, need := 0, 0
+	for _, p := range ws.prompts {
+		sq := &seqs[p.seq]
+		total += sq.n
+		need = max(need, tensor.AttendKVScratch(sq.base()+sq.cache.n+sq.n, hd))
+	}
+	chunks := min(total, promptChunks)
+	grain := (total + chunks - 1) / chunks
+	for len(ws.rowScores) < chunks {
+		ws.rowScores = append(ws.rowScores, nil)
+	}
+	tensor.For(total, grain, func(lo, hi int) {
+		sc := &ws.rowScores[lo/grain]
+		*sc = grow(*sc, need)
+		first := 0 // flat index of the current sequence's first row
+		for _, p := range ws.prompts {
+			sq := &seqs[p.seq]
+			for t := max(lo-first, 0); t < min(hi-first, sq.n); t++ {
+				r, p0 := p.row+t, sq.cache.n
+				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), sq.base(), sq.cache.kv(l), p0+t+1, nh, hd, scale, *sc)
+			}
+			first += sq.n
+		}
+	})
+}
+
+// promptChunks is how many chunks attendPrompts cuts its rows into: a few
+// per thread, for balance.
+const promptChunks = 8
+
+// embedRows writes the input embedding of each row into x [rows, H]:
+// wte[text] + Σ_c audio_emb[c][code_c] over codes that are not the pad.
+func (m *Model) embedRows(x []float32, rows Rows) {
+	H, w := m.Config.Hidden(), m.Config.NVQ+1
+	n := len(rows) / w
+	for i := range n {
+		row := rows[i*w : (i+1)*w]
+		dst := x[i*H : (i+1)*H]
+		m.wte.Row(row[0], dst)
+		for c := range m.Config.NVQ {
+			if code := row[1+c]; code != m.Config.AudioPadTokenID {
+				m.audioEmb[c].AddRow(dst, code)
+			}
+		}
+	}
+}

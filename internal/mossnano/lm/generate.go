@@ -1,0 +1,407 @@
+package lm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/nanovox/nanovox/internal/mossnano/text"
+	"github.com/nanovox/nanovox/internal/tensor"
+)
+
+// InputError is a request the model cannot serve as given (empty text, bad
+// parameters, reference codes outside the codebooks). Callers map it to a
+// client error.
+type InputError struct{ Msg string }
+
+func (e *InputError) Error() string { return e.Msg }
+
+// EventKind tells what a generation step produced.
+type EventKind int
+
+const (
+	// EventFrame carries one frame of n_vq audio codes.
+	EventFrame EventKind = iota
+	// EventChunkEnd marks the end of a text chunk; Pause is the silence
+	// (seconds) the OpenMOSS assembly puts after it, 0 after the last chunk.
+	EventChunkEnd
+)
+
+// Event is the outcome of one step of a Generation.
+type Event struct {
+	Kind  EventKind
+	Chunk int
+	// Frame holds the codes of an EventFrame; the slice belongs to the caller.
+	Frame []int
+	Pause float64
+	// Last is set on the final EventChunkEnd of the generation.
+	Last bool
+}
+
+type genState int
+
+const (
+	stateStartChunk genState = iota
+	stateDecoding
+	stateDone
+)
+
+// Generation is the state of one request: its text chunks, the reference,
+// the KV caches and the random generator. It advances one frame per step,
+// either alone (Next) or stepped together with others (Stepper.Step).
+// A Generation is not safe for concurrent use.
+type Generation struct {
+	m      *Model
+	params Params
+	ref    [][]int
+	prefix *Prefix
+	chunks []text.Chunk
+
+	chunk  int
+	state  genState
+	pre    *kvCache // global, the prompt prefix: prefix.cache, or computed at the first chunk; read-only
+	cache  *kvCache // global, the positions after the prefix; reset per chunk
+	ownPre bool     // pre belongs to this generation (back to the pool at the end)
+	local  *kvCache // local, reset per frame
+	seen   [][]bool // [channel][code]: codes generated in this chunk
+	frames int      // frames generated in the current chunk
+	cap    int      // frame limit of the current chunk
+	last   []int    // codes of the previous frame
+	smp    *sampler
+	own    *Stepper
+
+	// per-step scratch (positions inside the batch)
+	g []float32
+}
+
+// Chunks returns the text chunks the generation speaks, in order.
+func (g *Generation) Chunks() []text.Chunk { return g.chunks }
+
+// Done reports whether the generation has produced its last event.
+func (g *Generation) Done() bool { return g.state == stateDone }
+
+// Prefix is the KV cache of a reference's prompt prefix (everything before the
+// target text). It is immutable once computed and can be shared by any number
+// of generations with the same reference.
+type Prefix struct {
+	ref   [][]int
+	cache *kvCache
+}
+
+// Rows returns the number of prompt rows the prefix covers.
+func (p *Prefix) Rows() int { return p.cache.n }
+
+// Bytes returns the memory held by the prefix cache.
+func (p *Prefix) Bytes() int64 { return p.cache.bytes() }
+
+// NewPrefix computes the prompt prefix of a reference once.
+func (m *Model) NewPrefix(ref [][]int) (*Prefix, error) {
+	if err := m.checkRef(ref); err != nil {
+		return nil, err
+	}
+	c := newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), m.prefixLen(ref), m.globalKV)
+	m.prefill(c, ref)
+	return &Prefix{ref: cloneFrames(ref), cache: c}, nil
+}
+
+// prefill computes the prompt prefix of ref into the empty cache c.
+func (m *Model) prefill(c *kvCache, ref [][]int) {
+	rows := m.PrefixRows(ref)
+	n := len(rows) / (m.Config.NVQ + 1)
+	// The scratch of earlier prefills is reused: its memory is faulted in.
+	ws, ok := m.wsPool.Get()
+	if !ok {
+		ws = new(workspace)
+	}
+	defer m.wsPool.Put(ws)
+	ws.x = grow(ws.x, n*m.Config.Hidden())
+	m.embedRows(ws.x, rows)
+	m.forward(&m.global, ws.x, []seqRows{{cache: c, n: n}}, ws)
+}
+
+func cloneFrames(f [][]int) [][]int {
+	out := make([][]int, len(f))
+	for i := range f {
+		out[i] = append([]int(nil), f[i]...)
+	}
+	return out
+}
+
+// NewGeneration prepares a voice-clone request: ref holds the reference
+// clip's codes [frames][≥n_vq]; prefix, if not nil, must have been computed
+// from the same ref and saves its prefill.
+func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Params) (*Generation, error) {
+	if err := p.Validate(); err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	if strings.TrimSpace(input) == "" {
+		return nil, &InputError{Msg: "text is empty"}
+	}
+	if prefix != nil {
+		ref = prefix.ref // validated when the prefix was made
+	} else if err := m.checkRef(ref); err != nil {
+		return nil, err
+	}
+	chunks, err := text.Split(m.Tok, input, p.MaxTextTokens)
+	if err != nil {
+		return nil, &InputError{Msg: err.Error()}
+	}
+	if len(chunks) == 0 {
+		return nil, &InputError{Msg: "text is empty"}
+	}
+	g := &Generation{m: m, params: p, ref: ref, prefix: prefix, chunks: chunks, smp: newSampler(p.Seed)}
+	if prefix != nil {
+		g.pre = prefix.cache
+	}
+	maxText := 0
+	for _, c := range chunks {
+		maxText = max(maxText, len(c.TokenIDs))
+	}
+	// Room for the text and a few seconds of frames after the shared
+	// prefix; the cache grows only for requests that run longer, so memory
+	// follows use.
+	capacity := maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
+	g.cache = m.getCache(capacity)
+	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.GPT2.NHead, m.Config.HeadDim(), m.Config.NVQ+1, m.localKV)
+	g.seen = make([][]bool, m.Config.NVQ)
+	for c, k := range m.Config.AudioCodebookSizes {
+		g.seen[c] = make([]bool, k)
+	}
+	return g, nil
+}
+
+// getCache returns an empty global KV cache with room for n positions,
+// reusing one from a finished generation when possible.
+func (m *Model) getCache(n int) *kvCache {
+	if c, ok := m.cachePool.Get(); ok {
+		c.reset()
+		c.reserve(n)
+		return c
+	}
+	return newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n, m.globalKV)
+}
+
+// Next advances the generation by one step on its own. It returns
+// context.Canceled (or the context's error) without doing work when ctx is
+// done, and io.EOF-like ErrDone after the last event.
+func (g *Generation) Next(ctx context.Context) (Event, error) {
+	if err := ctx.Err(); err != nil {
+		return Event{}, err
+	}
+	if g.state == stateDone {
+		return Event{}, ErrDone
+	}
+	if g.own == nil {
+		g.own = g.m.NewStepper()
+	}
+	evs, err := g.own.Step([]*Generation{g})
+	if err != nil {
+		return Event{}, err
+	}
+	return evs[0], nil
+}
+
+// ErrDone is returned by Next after the generation's last event.
+var ErrDone = errors.New("nano: generation done")
+
+// Stepper advances many generations by one frame each with batched math:
+// one global forward over all their new rows, then the local transformer for
+// all of them together. Its scratch buffers are reused across steps. A
+// Stepper is not safe for concurrent use; results are identical to stepping
+// each generation alone.
+type Stepper struct {
+	m        *Model
+	gws, lws workspace
+	x, lx, h []float32
+	logits   []float32
+	rows     Rows
+
+	// per-step bookkeeping, reused
+	active, cont       []*Generation
+	activeIdx, contIdx []int
+	seqs, lseqs        []seqRows
+}
+
+// NewStepper returns a Stepper for m.
+func (m *Model) NewStepper() *Stepper { return &Stepper{m: m} }
+
+// Step advances every generation (none may be Done) by one step and returns
+// one event per generation, in order.
+func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
+	m := s.m
+	cfg := m.Config
+	H, W := cfg.Hidden(), cfg.NVQ+1
+	eps := float32(cfg.GPT2.LayerNormEpsilon)
+	evs := make([]Event, len(gens))
+
+	// 1. Chunks that reached their frame limit end without compute (the
+	//    upstream loop simply runs out).
+	active, activeIdx := s.active[:0], s.activeIdx[:0]
+	defer func() { s.active, s.activeIdx = active[:0], activeIdx[:0] }()
+	for i, g := range gens {
+		if g.state == stateDone {
+			return nil, fmt.Errorf("nano: step of a finished generation")
+		}
+		if g.state == stateDecoding && g.frames >= g.cap {
+			evs[i] = g.endChunk()
+			continue
+		}
+		active = append(active, g)
+		activeIdx = append(activeIdx, i)
+	}
+	if len(active) == 0 {
+		return evs, nil
+	}
+
+	// 2. Global transformer over each generation's new rows.
+	s.rows = s.rows[:0]
+	seqs := slices.Grow(s.seqs[:0], len(active))[:len(active)]
+	s.seqs = seqs
+	for i, g := range active {
+		n0 := len(s.rows)
+		if g.state == stateStartChunk {
+			g.startChunk()
+			ids := g.chunks[g.chunk].TokenIDs
+			if g.pre == nil {
+				// No shared prefix: compute this request's own, once for
+				// all its chunks, exactly as NewPrefix does.
+				g.pre = m.getCache(m.prefixLen(g.ref))
+				g.ownPre = true
+				m.prefill(g.pre, g.ref)
+			}
+			s.rows = m.appendChunkRows(s.rows, ids)
+		} else {
+			s.rows = append(s.rows, cfg.AudioAssistantSlotTokenID)
+			s.rows = append(s.rows, g.last...)
+		}
+		seqs[i] = seqRows{cache: g.cache, pre: g.pre, n: (len(s.rows) - n0) / W}
+	}
+	R := len(s.rows) / W
+	s.x = grow(s.x, R*H)
+	m.embedRows(s.x, s.rows)
+	m.forward(&m.global, s.x, seqs, &s.gws)
+
+	// g_i = ln_f(last row of sequence i): the input of the local transformer.
+	n := len(active)
+	s.lx = grow(s.lx, n*H)
+	r := 0
+	for i, sq := range seqs {
+		r += sq.n
+		tensor.LayerNorm(s.lx[i*H:(i+1)*H], s.x[(r-1)*H:r*H], 1, m.global.lnfW, m.global.lnfB, eps)
+	}
+
+	// 3. Local transformer position 0: the text decision (slot vs end).
+	lseqs := slices.Grow(s.lseqs[:0], n)[:n]
+	s.lseqs = lseqs
+	for i, g := range active {
+		g.local.reset()
+		lseqs[i] = seqRows{cache: g.local, n: 1}
+	}
+	s.h = grow(s.h, n*H)
+	m.forward(&m.local, s.lx, lseqs, &s.lws)
+	tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
+	var two [2]float32
+	cand := []int{cfg.AudioAssistantSlotTokenID, cfg.AudioEndTokenID}
+	cont, contIdx := s.cont[:0], s.contIdx[:0]
+	defer func() { s.cont, s.contIdx = cont[:0], contIdx[:0] }()
+	for i, g := range active {
+		tensor.LinearRows(two[:], s.h[i*H:(i+1)*H], 1, m.wte, cand)
+		p := &g.params
+		topK := p.TextTopK
+		choice, err := g.smp.pick(two[:], p.Greedy, p.TextTemperature, topK, p.TextTopP)
+		if err != nil {
+			return nil, err
+		}
+		if choice != 0 && !p.IgnoreEOS {
+			evs[activeIdx[i]] = g.endChunk()
+			continue
+		}
+		cont = append(cont, g)
+		contIdx = append(contIdx, activeIdx[i])
+	}
+	if len(cont) == 0 {
+		return evs, nil
+	}
+
+	// 4. The n_vq codes, one local position each, fed back through the
+	//    codebook embeddings. Continuing generations keep their local caches.
+	n = len(cont)
+	lseqs = lseqs[:0]
+	for _, g := range cont {
+		lseqs = append(lseqs, seqRows{cache: g.local, n: 1})
+	}
+	// The codes belong to the caller (events): one block for the step.
+	flat := make([]int, n*cfg.NVQ)
+	codes := make([][]int, n)
+	for i := range codes {
+		codes[i] = flat[i*cfg.NVQ : (i+1)*cfg.NVQ : (i+1)*cfg.NVQ]
+	}
+	for c := range cfg.NVQ {
+		for i := range cont {
+			dst := s.lx[i*H : (i+1)*H]
+			if c == 0 {
+				m.wte.Row(cfg.AudioAssistantSlotTokenID, dst)
+			} else {
+				m.audioEmb[c-1].Row(codes[i][c-1], dst)
+			}
+		}
+		m.forward(&m.local, s.lx[:n*H], lseqs, &s.lws)
+		tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
+		K := cfg.AudioCodebookSizes[c]
+		s.logits = grow(s.logits, n*K)
+		tensor.Linear(s.logits, s.h, n, m.audioEmb[c], nil)
+		for i, g := range cont {
+			lg := s.logits[i*K : (i+1)*K]
+			penalize(lg, g.seen[c], float32(g.params.RepetitionPenalty))
+			p := &g.params
+			code, err := g.smp.pick(lg, p.Greedy, p.AudioTemperature, p.AudioTopK, p.AudioTopP)
+			if err != nil {
+				return nil, err
+			}
+			codes[i][c] = code
+		}
+	}
+	for i, g := range cont {
+		for c, code := range codes[i] {
+			g.seen[c][code] = true
+		}
+		g.last = append(g.last[:0], codes[i]...)
+		g.frames++
+		g.state = stateDecoding
+		evs[contIdx[i]] = Event{Kind: EventFrame, Chunk: g.chunk, Frame: codes[i]}
+	}
+	return evs, nil
+}
+
+// startChunk resets the per-chunk state (fresh KV cache, repetition history).
+func (g *Generation) startChunk() {
+	g.cache.reset()
+	for _, s := range g.seen {
+		clear(s)
+	}
+	g.frames = 0
+	g.cap = g.params.chunkFrameCap(len(g.chunks[g.chunk].TokenIDs))
+	g.state = stateDecoding
+}
+
+// endChunk finishes the current chunk and returns its event.
+func (g *Generation) endChunk() Event {
+	ev := Event{Kind: EventChunkEnd, Chunk: g.chunk}
+	if g.chunk == len(g.chunks)-1 {
+		ev.Last = true
+		g.state = stateDone
+		g.m.cachePool.Put(g.cache) // its memory is faulted in: reuse it
+		g.cache = nil
+		if g.ownPre {
+			g.m.cachePool.Put(g.pre)
+		}
+		g.pre = nil
+	} else {
+		ev.Pause = g.chunks[g.chunk].PauseAfter
+		g.chunk++
+		g.state = stateStartChunk
+	}
+	return ev
+}

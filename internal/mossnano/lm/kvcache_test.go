@@ -1,0 +1,113 @@
+package lm
+
+import (
+	"testing"
+
+	"github.com/nanovox/nanovox/internal/tensor"
+)
+
+// TestKVCacheLayout: positions stored with put keep their values through
+// growth (which re-lays every head out at the new capacity) and reset;
+// kv() addresses head h of position p at K[p·Stride + h·HeadStride].
+// With bfloat16 storage the values read back are the stored ones rounded,
+// with int8 storage each head's row quantized (tensor.QuantizeI8) and its
+// scale at KS[(p·Stride + h·HeadStride)/hd].
+func TestKVCacheLayout(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		store kvStore
+	}{{"f32", kvF32}, {"bf16", kvBF16}, {"int8", kvI8}} {
+		t.Run(c.name, func(t *testing.T) { testKVCacheLayout(t, c.store) })
+	}
+}
+
+func testKVCacheLayout(t *testing.T, store kvStore) {
+	const layers, heads, hd = 2, 3, 4
+	size := map[kvStore]int{kvF32: 4, kvBF16: 2, kvI8: 1}[store]
+	// want returns element i of a head row as stored.
+	want := func(row []float32, i int) float32 {
+		switch store {
+		case kvBF16:
+			return tensor.BF16ToF32(tensor.F32ToBF16(row[i]))
+		case kvI8:
+			q := make([]int8, len(row))
+			s := tensor.QuantizeI8(q, row)
+			return float32(q[i]) * s
+		}
+		return row[i]
+	}
+	get := func(kv tensor.KV, o int) (float32, float32) {
+		switch store {
+		case kvBF16:
+			return tensor.BF16ToF32(kv.K16[o]), tensor.BF16ToF32(kv.V16[o])
+		case kvI8:
+			return float32(kv.K8[o]) * kv.KS[o/hd], float32(kv.V8[o]) * kv.VS[o/hd]
+		}
+		return kv.K[o], kv.V[o]
+	}
+	val := func(l, p, h, i int, v bool) float32 {
+		x := float32(l*10000 + p*100 + h*10 + i)
+		if v {
+			x = -x
+		}
+		return x
+	}
+	fill := func(c *kvCache, from, to int) {
+		for p := from; p < to; p++ {
+			c.reserve(p + 1)
+			for l := range layers {
+				k := make([]float32, heads*hd)
+				v := make([]float32, heads*hd)
+				for h := range heads {
+					for i := range hd {
+						k[h*hd+i], v[h*hd+i] = val(l, p, h, i, false), val(l, p, h, i, true)
+					}
+				}
+				c.put(l, p, k, v)
+			}
+			c.n = p + 1
+		}
+	}
+	check := func(name string, c *kvCache, n int) {
+		t.Helper()
+		if c.n != n {
+			t.Fatalf("%s: %d positions, want %d", name, c.n, n)
+		}
+		for l := range layers {
+			kv := c.kv(l)
+			for p := range n {
+				for h := range heads {
+					for i := range hd {
+						o := p*kv.Stride + h*kv.HeadStride + i
+						k, v := get(kv, o)
+						krow, vrow := make([]float32, hd), make([]float32, hd)
+						for e := range hd {
+							krow[e], vrow[e] = val(l, p, h, e, false), val(l, p, h, e, true)
+						}
+						if wk, wv := want(krow, i), want(vrow, i); k != wk || v != wv {
+							t.Fatalf("%s: layer %d pos %d head %d [%d] = %v/%v, want %v/%v", name, l, p, h, i, k, v, wk, wv)
+						}
+					}
+				}
+			}
+		}
+	}
+	for _, capacity := range []int{1, 2, 5, 64} {
+		c := newKVCache(layers, heads, hd, capacity, store)
+		fill(c, 0, 3)
+		check("after 3", c, 3)
+		fill(c, 3, 40) // grows at least once for every capacity but 64
+		check("after growth", c, 40)
+		wantBytes := int64(2 * layers * 40 * heads * hd * size)
+		if store == kvI8 {
+			wantBytes += 2 * layers * 40 * heads * 4 // the scales
+		}
+		if got := c.bytes(); got != wantBytes {
+			t.Errorf("bytes %d, want %d", got, wantBytes)
+		}
+		c.reset()
+		check("reset", c, 0)
+		fill(c, 0, 7)
+		check("refilled", c, 7)
+	}
+}

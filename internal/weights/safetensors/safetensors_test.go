@@ -1,0 +1,241 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func f32bytes(v ...float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func TestRoundTrip(t *testing.T) {
+	in := []Tensor{
+		{Name: "a.weight", DType: F32, Shape: []int{2, 3}, Data: f32bytes(1, 2, 3, 4, 5, 6)},
+		{Name: "b", DType: BF16, Shape: []int{2}, Data: []byte{0x80, 0x3f, 0x00, 0xc0}}, // 1.0, -2.0
+		{Name: "c", DType: F16, Shape: []int{3}, Data: []byte{0x00, 0x3c, 0x00, 0xb8, 0x01, 0x00}},
+		{Name: "scalar", DType: F32, Shape: []int{}, Data: f32bytes(7)},
+	}
+	path := filepath.Join(t.TempDir(), "m.safetensors")
+	if err := WriteFile(path, in, map[string]string{"format": "pt"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if diff := cmp.Diff([]string{"a.weight", "b", "c", "scalar"}, f.Names()); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	if f.Metadata["format"] != "pt" {
+		t.Errorf("metadata = %v", f.Metadata)
+	}
+	tests := []struct {
+		name string
+		want []float32
+	}{
+		{"a.weight", []float32{1, 2, 3, 4, 5, 6}},
+		{"b", []float32{1, -2}},
+		{"c", []float32{1, -0.5, 5.960464477539063e-08}}, // f16 subnormal widens exactly
+		{"scalar", []float32{7}},
+	}
+	for _, tc := range tests {
+		got, err := f.Tensor(tc.name).Float32()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
+		}
+	}
+	bf, err := f.Tensor("b").BFloat16()
+	if err != nil || bf[0] != 0x3f80 || bf[1] != 0xc000 {
+		t.Errorf("BFloat16 = %x, %v", bf, err)
+	}
+	if _, err := f.Tensor("a.weight").BFloat16(); err == nil {
+		t.Error("BFloat16 on F32 tensor: want error")
+	}
+}
+
+func TestFixtures(t *testing.T) {
+	for _, p := range []string{
+		"../../../testdata/tiny-a/lm/model.safetensors",
+		"../../../testdata/tiny-a/codec/model-00001-of-00001.safetensors",
+		"../../../testdata/tiny-b/lm/model.safetensors",
+		"../../../testdata/tiny-b/codec/model.safetensors",
+	} {
+		f, err := Open(p)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if len(f.Names()) == 0 {
+			t.Errorf("%s: no tensors", p)
+		}
+		for _, n := range f.Names() {
+			if _, err := f.Tensor(n).Float32(); err != nil {
+				t.Errorf("%s: %v", p, err)
+			}
+		}
+		f.Close()
+	}
+}
+
+// header builds a file from a literal JSON header and a data section.
+func header(js string, data []byte) []byte {
+	var b bytes.Buffer
+	binary.Write(&b, binary.LittleEndian, uint64(len(js)))
+	b.WriteString(js)
+	b.Write(data)
+	return b.Bytes()
+}
+
+func TestParseErrors(t *testing.T) {
+	huge := make([]byte, 8)
+	binary.LittleEndian.PutUint64(huge, 1<<62)
+	tests := []struct {
+		name string
+		file []byte
+		want string
+	}{
+		{"empty", nil, "too short"},
+		{"short", []byte{1, 2, 3}, "too short"},
+		{"huge header length", huge, "exceeds the"},
+		{"header past end", header(`{}`, nil)[:9], "exceeds the file"},
+		{"not json", header(`{nope`, nil), "not a JSON object"},
+		{"array header", header(`[1,2]`, nil), "not a JSON object"},
+		{"unknown dtype", header(`{"a":{"dtype":"Q8","shape":[1],"data_offsets":[0,1]}}`, []byte{0}), "unknown dtype"},
+		{"offsets past data", header(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, make([]byte, 4)), "outside"},
+		{"negative offset", header(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[-4,0]}}`, make([]byte, 4)), "outside"},
+		{"size mismatch", header(`{"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}}`, make([]byte, 8)), "needs 12 bytes"},
+		{"negative dim", header(`{"a":{"dtype":"F32","shape":[-1],"data_offsets":[0,0]}}`, nil), "bad dimension"},
+		{"overflow", header(`{"a":{"dtype":"F32","shape":[2147483647,2147483647,2147483647],"data_offsets":[0,0]}}`, nil), "overflows"},
+		{"one offset", header(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0]}}`, make([]byte, 4)), "2 entries"},
+		{"overlap", header(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}`, make([]byte, 8)), "overlap"},
+		{"bad metadata", header(`{"__metadata__":{"a":1}}`, nil), "__metadata__"},
+		{"wrong types", header(`{"a":{"dtype":"F32","shape":"x","data_offsets":[0,4]}}`, make([]byte, 4)), "bad header entry"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse(tc.file)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Parse: err = %v, want containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestOpenTruncated(t *testing.T) {
+	src, err := os.ReadFile("../../../testdata/tiny-b/lm/model.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "trunc.safetensors")
+	if err := os.WriteFile(path, src[:len(src)-100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Fatalf("Open truncated: err = %v", err)
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	var b bytes.Buffer
+	if err := Write(&b, []Tensor{{Name: "a", DType: F32, Shape: []int{1}, Data: f32bytes(1)}, {Name: "a", DType: F32, Shape: []int{1}, Data: f32bytes(1)}}, nil); err == nil {
+		t.Error("duplicate: want error")
+	}
+	if err := Write(&b, []Tensor{{Name: "a", DType: F32, Shape: []int{2}, Data: f32bytes(1)}}, nil); err == nil {
+		t.Error("short data: want error")
+	}
+	if err := Write(&b, []Tensor{{Name: "a", DType: "X", Shape: []int{1}, Data: []byte{1}}}, nil); err == nil {
+		t.Error("bad dtype: want error")
+	}
+}
+
+func TestDecodeUnsupported(t *testing.T) {
+	tt := Tensor{Name: "i", DType: I64, Shape: []int{1}, Data: make([]byte, 8)}
+	if _, err := tt.Float32(); err == nil || !strings.Contains(err.Error(), "cannot be converted") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add(header(`{"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, make([]byte, 4)))
+	f.Add(header(`{"__metadata__":{"k":"v"},"a":{"dtype":"BF16","shape":[2,1],"data_offsets":[0,4]}}`, make([]byte, 4)))
+	f.Add(header(`{"a":{"dtype":"F16","shape":[0],"data_offsets":[0,0]}}`, nil))
+	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse(data)
+		if err != nil {
+			return
+		}
+		for _, n := range file.Names() {
+			tt := file.Tensor(n)
+			if tt.DType.IsFloat() {
+				if _, err := tt.Float32(); err != nil {
+					t.Fatalf("valid tensor %q failed to convert: %v", n, err)
+				}
+			}
+		}
+	})
+}
+
+// TestDecodeCopyEqualsLoop: the byte copy of little-endian hosts and the
+// element-by-element decoding of the others give the same bits, NaN
+// payloads and signed zeros included.
+func TestDecodeCopyEqualsLoop(t *testing.T) {
+	raw := make([]byte, 4*1000+2)
+	for i := range raw {
+		raw[i] = byte(i*131 + i/7)
+	}
+	copy(raw, f32bytes(float32(math.NaN()), float32(math.Copysign(0, -1)), float32(math.Inf(1))))
+	for _, tc := range []Tensor{
+		{Name: "f32", DType: F32, Shape: []int{1000}, Data: raw[:4000]},
+		{Name: "bf16", DType: BF16, Shape: []int{2001}, Data: raw[:4002]},
+		{Name: "empty", DType: BF16, Shape: []int{0}, Data: nil},
+	} {
+		decode := func(native bool) ([]float32, []uint16) {
+			old := nativeLittleEndian
+			nativeLittleEndian = native
+			defer func() { nativeLittleEndian = old }()
+			f, err := tc.Float32()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b []uint16
+			if tc.DType == BF16 {
+				if b, err = tc.BFloat16(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return f, b
+		}
+		f1, b1 := decode(true)
+		f2, b2 := decode(false)
+		if len(f1) != tc.NumElements() || len(f1) != len(f2) || len(b1) != len(b2) {
+			t.Fatalf("%s: lengths %d/%d, %d/%d", tc.Name, len(f1), len(f2), len(b1), len(b2))
+		}
+		for i := range f1 {
+			if math.Float32bits(f1[i]) != math.Float32bits(f2[i]) {
+				t.Fatalf("%s[%d]: copy %08x, loop %08x", tc.Name, i, math.Float32bits(f1[i]), math.Float32bits(f2[i]))
+			}
+		}
+		for i := range b1 {
+			if b1[i] != b2[i] {
+				t.Fatalf("%s[%d]: copy %04x, loop %04x", tc.Name, i, b1[i], b2[i])
+			}
+		}
+	}
+}

@@ -1,5 +1,0 @@
-package weights
-
-import "github.com/nanovox/nanovox/internal/torchbin"
-
-func init() { loadTorch = torchbin.Load }
