@@ -1,6 +1,9 @@
-// Package mossnano implements the engine's model family for MOSS-TTS-Nano:
-// the language model of internal/nano and the MOSS-Audio-Tokenizer-Nano codec
-// of internal/codec. Each text chunk's frames are decoded with a fresh
+// Package mossnano is the MOSS-TTS-Nano model family: it registers itself
+// with the engine (register.go, with the rules that find a checkpoint's
+// language model and codec) and implements engine.Family over the language
+// model of package lm and the MOSS-Audio-Tokenizer-Nano codec of package
+// codec; package text splits input text as OpenMOSS does, and testmodel
+// writes checkpoints in the release's format. Each text chunk's frames are decoded with a fresh
 // streaming codec decoder and chunks are joined with the OpenMOSS pauses
 // (0.40 s after a chunk of at most four words, 0.24 s otherwise), so
 // streamed audio equals the OpenMOSS whole-utterance assembly.
