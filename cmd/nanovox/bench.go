@@ -21,8 +21,6 @@ import (
 	"github.com/nanovox/nanovox/internal/tensor"
 )
 
-func init() { extraCommands = append(extraCommands, newBenchCmd) }
-
 type benchOptions struct {
 	modelFlags
 	refAudio, voiceName, dataDir, text string

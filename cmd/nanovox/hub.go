@@ -15,13 +15,10 @@ import (
 
 	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/hub"
+	"github.com/nanovox/nanovox/internal/mossnano/lm"
 	"github.com/nanovox/nanovox/internal/weights"
 	"github.com/nanovox/nanovox/internal/weights/safetensors"
 )
-
-func init() {
-	extraCommands = append(extraCommands, newPullCmd, newInspectCmd)
-}
 
 // defaultCodec is the codec repository of the release.
 const defaultCodec = "OpenMOSS-Team/MOSS-Audio-Tokenizer-Nano"
@@ -137,7 +134,7 @@ func inspectDir(w io.Writer, what, dir string) error {
 		k := int64(t.NumElements())
 		byType[t.DType] += k
 		total += k
-		if n == "text_lm_head.weight" || n == "local_transformer.wte.weight" || strings.HasPrefix(n, "audio_lm_heads.") {
+		if lm.Unloaded(n) {
 			ignored += k
 		}
 	}

@@ -35,15 +35,18 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newSayCmd(), newDevCmd())
-	for _, add := range extraCommands {
-		root.AddCommand(add())
-	}
+	// Every command of the CLI, in one place.
+	root.AddCommand(
+		newSayCmd(),
+		newServeCmd(),
+		newVoicesCmd(),
+		newPullCmd(),
+		newInspectCmd(),
+		newBenchCmd(),
+		newDevCmd(),
+	)
 	return root
 }
-
-// extraCommands are registered by other files of this package.
-var extraCommands []func() *cobra.Command
 
 // gcPercent is the garbage collector's target unless GOGC is set: collect
 // when the heap has grown 10% since the last collection. The heap is mostly

@@ -22,8 +22,6 @@ import (
 	"github.com/nanovox/nanovox/internal/voice"
 )
 
-func init() { extraCommands = append(extraCommands, newServeCmd) }
-
 type serveOptions struct {
 	modelFlags
 	addr, apiKey, logFormat, dataDir, modelID string

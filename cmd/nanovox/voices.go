@@ -14,8 +14,6 @@ import (
 	"github.com/nanovox/nanovox/internal/voice"
 )
 
-func init() { extraCommands = append(extraCommands, newVoicesCmd) }
-
 // loadSavedVoice reads a saved voice for `say --voice`.
 func loadSavedVoice(dataDir, name string) (*engine.Voice, string, error) {
 	st, warns, err := voice.Open(dataDir, voice.Options{})

@@ -343,7 +343,7 @@ func TestAttendKVInt8(t *testing.T) {
 	oldMin := parMinAttend
 	t.Cleanup(func() { parMinAttend = oldMin })
 	r := rand.New(rand.NewPCG(63, 64))
-	for _, tc := range kvShapes() {
+	for _, tc := range sampleShapes(kvShapes()) {
 		d := tc.heads * tc.hd
 		na := tc.nkeys / 3
 		nb := tc.nkeys - na

@@ -154,3 +154,25 @@ func TestPoolWorkerFunction(t *testing.T) {
 		t.Fatalf("helpers not matched by PoolWorkerFunction: %v", err)
 	}
 }
+
+// longTests reports whether the exhaustive sweeps run: set
+// NANOVOX_LONG_TESTS=1 (.ci/run's long suite does). Without it the slowest
+// kernel tests check a fixed sample of their shapes, so that `go test ./...`
+// stays fast.
+func longTests() bool { return os.Getenv("NANOVOX_LONG_TESTS") != "" }
+
+// sampleShapes returns every shape in a long run, else every third one and
+// the last (the tables end with the shapes that exercise the parallel
+// paths), so a short run still covers tile edges of each kind.
+func sampleShapes[T any](shapes []T) []T {
+	if longTests() || len(shapes) <= 3 {
+		return shapes
+	}
+	var out []T
+	for i, s := range shapes {
+		if i%3 == 0 || i == len(shapes)-1 {
+			out = append(out, s)
+		}
+	}
+	return out
+}

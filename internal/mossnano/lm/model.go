@@ -88,6 +88,14 @@ type Options struct {
 	Matmul tensor.Matmul
 }
 
+// Unloaded reports whether a tensor of the release's checkpoint is never
+// loaded: the tied copies of the heads (the embeddings are the heads) and
+// the OpenMOSS layout's dead local wte.
+func Unloaded(name string) bool {
+	return name == "text_lm_head.weight" || name == "local_transformer.wte.weight" ||
+		strings.HasPrefix(name, "audio_lm_heads.")
+}
+
 // LoadError is a checkpoint that cannot be loaded (missing file, key, bad shape, bad config).
 type LoadError struct {
 	Dir string
@@ -187,10 +195,7 @@ func load(dir string, opts Options) (*Model, error) {
 	// Tied head copies and the dead local wte of the OpenMOSS layout are
 	// ignored: the embeddings are the heads.
 	for _, n := range st.Unused() {
-		switch {
-		case n == "text_lm_head.weight", n == "local_transformer.wte.weight",
-			strings.HasPrefix(n, "audio_lm_heads."):
-		default:
+		if !Unloaded(n) {
 			m.Warnings = append(m.Warnings, fmt.Sprintf("ignored unexpected tensor %q", n))
 		}
 	}
