@@ -12,8 +12,9 @@ import (
 
 const (
 	// DefaultBitrateMono is the bitrate, in bits per second, that NewEncoder
-	// uses for mono when asked for 0: wideband-to-fullband hybrid speech that
-	// listeners rate close to transparent, and what voice-note apps send.
+	// uses for mono when asked for 0: inside the 28–40 kbit/s that RFC 7587
+	// §3.1.1 gives for fullband speech, where libopus codes speech in
+	// fullband hybrid mode (at 12 kbit/s it falls back to wideband SILK).
 	DefaultBitrateMono = 32000
 	// DefaultBitrateStereo is the default for stereo: twice the mono rate, so
 	// each channel keeps the mono quality.
@@ -30,7 +31,7 @@ const (
 	maxPacket   = 4000                       // ample for any Opus packet (RFC 6716 allows 1275 bytes per frame)
 
 	// pagePackets is how many packets Write collects before it ends a page by
-	// itself: 1 s of audio keeps the page overhead near 1 % at 32 kbit/s, and a
+	// itself: 1 s of audio keeps the page overhead near 2 % at 32 kbit/s, and a
 	// streaming server that wants lower latency calls Flush.
 	pagePackets = 1000 / frameMillis
 )
