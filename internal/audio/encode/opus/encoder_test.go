@@ -450,8 +450,8 @@ func TestAwkwardInput(t *testing.T) {
 				}
 				stream, _ := encode(t, x, rate, channels, 0, []int{333})
 				parseOgg(t, stream)
-				if _, err := exec.LookPath("ffmpeg"); err != nil || channels == 1 {
-					return // ffmpeg runs are slow on a loaded machine; stereo is the harder case
+				if _, err := exec.LookPath("ffmpeg"); err != nil || channels == 1 || name == "silence" || name == "noise" {
+					return // keep ffmpeg runs few; these three stereo signals are the extreme ones
 				}
 				dec := decodeFFmpeg(t, stream, channels, rate)
 				if len(dec) != len(x) {
