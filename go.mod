@@ -9,6 +9,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	github.com/thesyncim/gopus v0.1.1
 	github.com/x448/float16 v0.8.4
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0

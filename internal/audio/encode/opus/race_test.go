@@ -1,0 +1,5 @@
+//go:build race
+
+package opus
+
+func init() { raceEnabled = true }
