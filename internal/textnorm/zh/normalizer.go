@@ -1,0 +1,230 @@
+// Package zh is a Go port of WeTextProcessing's Chinese text normalization
+// (tn.chinese.normalizer.Normalizer, release 1.2.0), configured as
+// MOSS-TTS-Nano uses it: Normalizer(remove_interjections=False,
+// remove_erhua=False, full_to_half=False) with the other options at their
+// defaults (traditional_to_simple=True, remove_puncts=False, tag_oov=False).
+//
+// It turns written Chinese into the words a speaker says: "2008-08-08" →
+// "二零零八年八月八日", "价格是￥13.5" → "价格是十三点五元", "10km/h" →
+// "每小时十公里", "13501234567" → "幺三五零幺二三四五六七".
+//
+// Upstream builds weighted finite-state transducers with pynini: a union of
+// taggers (date, whitelist, sport, fraction, measure, money, time, cardinal,
+// math, char), each with a weight, repeated over the input; the cheapest
+// tagging wins, its fields are put in a fixed order and verbalized, and a
+// post-processor rewrites characters. This package ports the behaviour, not
+// the machinery: each tagger is a hand-written matcher that offers every
+// token it can read at a position with its weight and spoken form, and a
+// shortest-path pass over the input positions picks the cheapest sequence,
+// which is exactly the single-best path through upstream's tagger (ties
+// aside: among equal-cost tokenizations the earlier-starting last token and
+// the rule listed first win). Verbalization happens as tokens are offered,
+// since every field order upstream uses is fixed per token type.
+//
+// Deviations, all for inputs no real text contains: a math token holds at
+// most 64 operators, and a token may end inside a run of digits only within
+// its first 32 digits or at its end (upstream: anywhere). They keep the
+// parse linear in the input length.
+package zh
+
+import "strings"
+
+// Options are WeTextProcessing's Normalizer constructor arguments.
+type Options struct {
+	// RemoveInterjections deletes 呃 and 啊 (default/blacklist.tsv).
+	RemoveInterjections bool
+	// RemoveErhua drops an erhua 儿 (这儿 → 这) unless the word is in
+	// erhua/whitelist.tsv (儿子, 婴儿, …).
+	RemoveErhua bool
+	// TraditionalToSimple maps traditional characters to simplified ones
+	// before tagging.
+	TraditionalToSimple bool
+	// RemovePuncts deletes Chinese and ASCII punctuation.
+	RemovePuncts bool
+	// FullToHalf maps full-width letters, digits and punctuation to ASCII.
+	FullToHalf bool
+	// TagOOV wraps each character outside the national standard charset
+	// (and ASCII) in <oov>…</oov>.
+	TagOOV bool
+}
+
+// UpstreamDefaults are the defaults of WeTextProcessing's Normalizer, the
+// options its own test suite runs with (plus TagOOV for normalizer.txt).
+func UpstreamDefaults() Options {
+	return Options{
+		RemoveInterjections: true,
+		RemoveErhua:         true,
+		TraditionalToSimple: true,
+		FullToHalf:          true,
+	}
+}
+
+// MOSSOptions are the options MOSS-TTS-Nano's text_normalization_pipeline.py
+// passes: interjections, erhua and full-width characters are kept.
+func MOSSOptions() Options {
+	return Options{TraditionalToSimple: true}
+}
+
+// Normalizer normalizes Chinese text. It is safe for concurrent use.
+type Normalizer struct {
+	opt Options
+	t   *tables
+}
+
+// New returns a Normalizer configured as MOSS-TTS-Nano configures
+// WeTextProcessing (MOSSOptions).
+func New() *Normalizer { return NewWithOptions(MOSSOptions()) }
+
+// NewWithOptions returns a Normalizer with the given options. The grammar
+// tables are parsed once per process, on the first call.
+func NewWithOptions(opt Options) *Normalizer {
+	return &Normalizer{opt: opt, t: loadTables()}
+}
+
+// parser holds one input being normalized.
+type parser struct {
+	t        *tables
+	opt      Options
+	r        []rune
+	digitRun []int32 // digitRun[i]: end of the digit run starting at i
+	commaRun []int32 // the same, across commas between ASCII digits
+	chain    []mathLink
+}
+
+func (n *Normalizer) newParser(s string) *parser {
+	r := []rune(s) // invalid UTF-8 becomes U+FFFD
+	if n.opt.TraditionalToSimple {
+		for i, c := range r {
+			if sc, ok := n.t.tradToSimple[c]; ok {
+				r[i] = sc
+			}
+		}
+	}
+	p := &parser{t: n.t, opt: n.opt, r: r}
+	p.digitRun = make([]int32, len(r)+1)
+	p.commaRun = make([]int32, len(r)+1)
+	p.digitRun[len(r)] = int32(len(r))
+	p.commaRun[len(r)] = int32(len(r))
+	for i := len(r) - 1; i >= 0; i-- {
+		if !isDigit(r[i]) {
+			p.digitRun[i], p.commaRun[i] = int32(i), int32(i)
+			continue
+		}
+		p.digitRun[i] = int32(i + 1)
+		p.commaRun[i] = int32(i + 1)
+		if i+1 < len(r) && isDigit(r[i+1]) {
+			p.digitRun[i] = p.digitRun[i+1]
+			p.commaRun[i] = p.commaRun[i+1]
+		} else if i+2 < len(r) && isComma(r[i+1]) && isASCIIDigit(r[i]) && isASCIIDigit(r[i+2]) {
+			p.commaRun[i] = p.commaRun[i+2]
+		}
+	}
+	return p
+}
+
+// step is the last token of the best path to a position.
+type step struct {
+	start int32
+	char  bool // the char rule: the spoken form is the input character
+	out   string
+}
+
+// lattice is the shortest-path pass; it is the sink of the rules at the
+// position being expanded.
+type lattice struct {
+	base int // cost of the best path to the current position
+	cost []int
+	back []step
+	from int32
+}
+
+func (l *lattice) want(end, w int) bool { return l.base+w < l.cost[end] }
+
+func (l *lattice) put(end, w int, out string) {
+	if c := l.base + w; c < l.cost[end] {
+		l.cost[end] = c
+		l.back[end] = step{start: l.from, out: out}
+	}
+}
+
+// Normalize returns the spoken form of s.
+func (n *Normalizer) Normalize(s string) string {
+	if s == "" {
+		return ""
+	}
+	p := n.newParser(s)
+	l := &lattice{cost: make([]int, len(p.r)+1), back: make([]step, len(p.r)+1)}
+	const inf = int(^uint(0) >> 1)
+	for i := 1; i < len(l.cost); i++ {
+		l.cost[i] = inf
+	}
+	for i := range p.r {
+		l.base, l.from = l.cost[i], int32(i)
+		for _, rule := range rules {
+			rule(p, i, l)
+		}
+		if c := l.base + wChar; c < l.cost[i+1] {
+			l.cost[i+1] = c
+			l.back[i+1] = step{start: int32(i), char: true}
+		}
+	}
+	// Walk the best path back, then write its tokens in order.
+	var path []int32
+	for e := int32(len(p.r)); e > 0; e = l.back[e].start {
+		path = append(path, e)
+	}
+	var b strings.Builder
+	b.Grow(len(s) * 2)
+	for k := len(path) - 1; k >= 0; k-- {
+		st := l.back[path[k]]
+		if st.char {
+			n.writePost(&b, p.r[st.start:st.start+1])
+		} else {
+			n.writePost(&b, []rune(st.out))
+		}
+	}
+	return b.String()
+}
+
+// writePost writes spoken text through the post-processor: interjection and
+// punctuation removal, full-to-half width, OOV tags, each character alone.
+func (n *Normalizer) writePost(b *strings.Builder, rs []rune) {
+	o := &n.opt
+	for _, c := range rs {
+		if o.RemoveInterjections && n.t.blacklist[c] {
+			continue
+		}
+		if o.RemovePuncts && (n.t.puncts[c] || isASCIIPunct(c)) {
+			continue
+		}
+		if o.FullToHalf {
+			if h, ok := n.t.fullToHalf[c]; ok {
+				c = h
+			}
+		}
+		if o.TagOOV && !n.inCharset(c) {
+			b.WriteString("<oov>")
+			b.WriteRune(c)
+			b.WriteString("</oov>")
+			continue
+		}
+		b.WriteRune(c)
+	}
+}
+
+func isASCIIPunct(c rune) bool {
+	return c < 0x80 && strings.ContainsRune("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~", c)
+}
+
+// inCharset reports whether c is known to the OOV tagger: the 2013 national
+// standard charset and its extension, Chinese punctuation, and ASCII
+// letters, digits, punctuation and spaces.
+func (n *Normalizer) inCharset(c rune) bool {
+	switch {
+	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', isASCIIDigit(c), isASCIIPunct(c):
+		return true
+	case c == ' ', c == '\t', c == '\n', c == '\r', c == '\v', c == '\f', c == '\u00a0':
+		return true
+	}
+	return n.t.charset[c] || n.t.puncts[c]
+}
