@@ -17,6 +17,7 @@ var dataFS embed.FS
 // pynini string_file with repeated inputs is a union), kept in file order.
 type trie struct {
 	nodes []trieNode
+	bit   uint32 // this trie's bit in tables.first
 }
 
 type trieNode struct {
@@ -86,6 +87,10 @@ type tables struct {
 	puncts       map[rune]bool // char/punctuations_zh.tsv
 	blacklist    map[rune]bool // default/blacklist.tsv (interjections)
 	charset      map[rune]bool // char/charset_*.tsv
+
+	// first maps a rune to the set (trie.bit) of tries with a key that
+	// starts with it, so that a position is looked up once, not per trie.
+	first map[rune]uint32
 }
 
 var (
@@ -224,6 +229,14 @@ func parseTables() (*tables, error) {
 	// math.py's symbols, used between numbers like its operators.
 	for _, kv := range [...][2]string{{"~", "到"}, {":", "比"}, {"<", "小于"}, {">", "大于"}} {
 		t.operator.add(kv[0], kv[1])
+	}
+	t.first = make(map[rune]uint32)
+	for k, tr := range []*trie{t.month, t.monthMM, t.day, t.hour, t.minute, t.second, t.noon,
+		t.operator, t.unambiguous, t.currency, t.units, t.phone, t.whitelist, t.team} {
+		tr.bit = 1 << k
+		for c := range tr.nodes[0].next {
+			t.first[c] |= tr.bit
+		}
 	}
 	return t, nil
 }

@@ -21,10 +21,9 @@
 // the rule listed first win). Verbalization happens as tokens are offered,
 // since every field order upstream uses is fixed per token type.
 //
-// Deviations, all for inputs no real text contains: a math token holds at
-// most 64 operators, and a token may end inside a run of digits only within
-// its first 32 digits or at its end (upstream: anywhere). They keep the
-// parse linear in the input length.
+// One deviation, for inputs no real text contains: a token may end inside a
+// run of more than 32 digits only within its first 32 digits or at the run's
+// end (upstream: anywhere). It keeps the parse linear in the input length.
 package zh
 
 import "strings"
@@ -86,9 +85,9 @@ type parser struct {
 	t        *tables
 	opt      Options
 	r        []rune
-	digitRun []int32 // digitRun[i]: end of the digit run starting at i
-	commaRun []int32 // the same, across commas between ASCII digits
-	chain    []mathLink
+	digitRun []int32  // digitRun[i]: end of the digit run starting at i
+	commaRun []int32  // the same, across commas between ASCII digits
+	first    []uint32 // first[i]: the tries with a key starting with r[i]
 }
 
 func (n *Normalizer) newParser(s string) *parser {
@@ -103,6 +102,10 @@ func (n *Normalizer) newParser(s string) *parser {
 	p := &parser{t: n.t, opt: n.opt, r: r}
 	p.digitRun = make([]int32, len(r)+1)
 	p.commaRun = make([]int32, len(r)+1)
+	p.first = make([]uint32, len(r)+1)
+	for i, c := range r {
+		p.first[i] = n.t.first[c]
+	}
 	p.digitRun[len(r)] = int32(len(r))
 	p.commaRun[len(r)] = int32(len(r))
 	for i := len(r) - 1; i >= 0; i-- {
@@ -125,26 +128,133 @@ func (n *Normalizer) newParser(s string) *parser {
 // step is the last token of the best path to a position.
 type step struct {
 	start int32
-	char  bool // the char rule: the spoken form is the input character
+	char  bool  // the char rule: the spoken form is the input character
+	math  int32 // a math chain token: out follows the links of state math; -1 otherwise
 	out   string
 }
 
-// lattice is the shortest-path pass; it is the sink of the rules at the
-// position being expanded.
+// mathState is a point inside a math token where a number is expected: at
+// the token's start or after an operator. Running number (op number)* as
+// lattice states keeps long chains linear.
+type mathState struct {
+	cost int    // cost of the best path here, the math token's weight included
+	from int32  // the math token's first position
+	prev int32  // the state before the last link; -1 at the token's start
+	link string // spoken number and operator of the link from prev
+}
+
+// lattice is the shortest-path pass over the input positions; it is the
+// sink of the rules at the position being expanded.
 type lattice struct {
 	base int // cost of the best path to the current position
 	cost []int
 	back []step
+	ms   []mathState
 	from int32
 }
+
+const inf = int(^uint(0) >> 1)
 
 func (l *lattice) want(end, w int) bool { return l.base+w < l.cost[end] }
 
 func (l *lattice) put(end, w int, out string) {
 	if c := l.base + w; c < l.cost[end] {
 		l.cost[end] = c
-		l.back[end] = step{start: l.from, out: out}
+		l.back[end] = step{start: l.from, math: -1, out: out}
 	}
+}
+
+// run finds the cheapest tagging of p's input with the given rules, the math
+// chain and the char fallback (either may be left out for rule tests).
+func (n *Normalizer) run(p *parser, rs []rule, math, char bool) *lattice {
+	size := len(p.r) + 1
+	l := &lattice{cost: make([]int, size), back: make([]step, size)}
+	for i := 1; i < size; i++ {
+		l.cost[i] = inf
+	}
+	if math {
+		l.ms = make([]mathState, size)
+		for i := range l.ms {
+			l.ms[i].cost = inf
+		}
+	}
+	for i := range p.r {
+		if l.cost[i] == inf && (!math || l.ms[i].cost == inf) {
+			continue
+		}
+		l.base, l.from = l.cost[i], int32(i)
+		if l.cost[i] != inf {
+			for _, rule := range rs {
+				rule(p, i, l)
+			}
+			if char && l.base+wChar < l.cost[i+1] {
+				l.cost[i+1] = l.base + wChar
+				l.back[i+1] = step{start: int32(i), char: true, math: -1}
+			}
+		}
+		if math {
+			l.mathStep(p, i)
+		}
+	}
+	return l
+}
+
+// mathStep expands the math state at i: a new math token starting here, or
+// the continuation of one after an operator, whichever is cheaper (the
+// continuation on a tie, making one longer token).
+func (l *lattice) mathStep(p *parser, i int) {
+	if l.cost[i] != inf && l.cost[i]+wMath < l.ms[i].cost {
+		l.ms[i] = mathState{cost: l.cost[i] + wMath, from: int32(i), prev: -1}
+	}
+	st := l.ms[i]
+	if st.cost == inf {
+		return
+	}
+	p.numbers(i, false, func(n num) {
+		if st.cost < l.cost[n.end] {
+			l.cost[n.end] = st.cost
+			l.back[n.end] = step{start: st.from, math: int32(i), out: p.numString(n, false)}
+		}
+		p.match(p.t.operator, p.skipSpace(n.end), func(oe int, op string) {
+			next := p.skipSpace(oe)
+			if st.cost < l.ms[next].cost {
+				l.ms[next] = mathState{cost: st.cost, from: st.from, prev: int32(i), link: p.numString(n, false) + op}
+			}
+		})
+	})
+}
+
+// tokens returns the ends of the best path's tokens, first to last.
+func (l *lattice) tokens() []int32 {
+	var path []int32
+	for e := int32(len(l.cost) - 1); e > 0; e = l.back[e].start {
+		path = append(path, e)
+	}
+	for a, b := 0, len(path)-1; a < b; a, b = a+1, b-1 {
+		path[a], path[b] = path[b], path[a]
+	}
+	return path
+}
+
+// spoken returns the spoken form of the token ending at e.
+func (l *lattice) spoken(p *parser, e int32) string {
+	st := l.back[e]
+	switch {
+	case st.char:
+		return string(p.r[st.start])
+	case st.math >= 0:
+		var links []string
+		for q := st.math; l.ms[q].prev >= 0; q = l.ms[q].prev {
+			links = append(links, l.ms[q].link)
+		}
+		var b strings.Builder
+		for k := len(links) - 1; k >= 0; k-- {
+			b.WriteString(links[k])
+		}
+		b.WriteString(st.out)
+		return b.String()
+	}
+	return st.out
 }
 
 // Normalize returns the spoken form of s.
@@ -153,34 +263,15 @@ func (n *Normalizer) Normalize(s string) string {
 		return ""
 	}
 	p := n.newParser(s)
-	l := &lattice{cost: make([]int, len(p.r)+1), back: make([]step, len(p.r)+1)}
-	const inf = int(^uint(0) >> 1)
-	for i := 1; i < len(l.cost); i++ {
-		l.cost[i] = inf
-	}
-	for i := range p.r {
-		l.base, l.from = l.cost[i], int32(i)
-		for _, rule := range rules {
-			rule(p, i, l)
-		}
-		if c := l.base + wChar; c < l.cost[i+1] {
-			l.cost[i+1] = c
-			l.back[i+1] = step{start: int32(i), char: true}
-		}
-	}
-	// Walk the best path back, then write its tokens in order.
-	var path []int32
-	for e := int32(len(p.r)); e > 0; e = l.back[e].start {
-		path = append(path, e)
-	}
+	l := n.run(p, rules, true, true)
 	var b strings.Builder
 	b.Grow(len(s) * 2)
-	for k := len(path) - 1; k >= 0; k-- {
-		st := l.back[path[k]]
+	for _, e := range l.tokens() {
+		st := l.back[e]
 		if st.char {
 			n.writePost(&b, p.r[st.start:st.start+1])
 		} else {
-			n.writePost(&b, []rune(st.out))
+			n.writePost(&b, []rune(l.spoken(p, e)))
 		}
 	}
 	return b.String()

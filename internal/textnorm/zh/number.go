@@ -71,10 +71,8 @@ func (p *parser) numbers(i int, commas bool, fn func(num)) {
 		q += 2
 	}
 	body := q
-	if q < len(r) {
-		if _, ok := p.t.sign[r[q]]; ok {
-			q++
-		}
+	if q < len(r) && (r[q] == '+' || r[q] == '-' || r[q] == '±') { // number/sign.tsv
+		q++
 	}
 	intBeg := q
 	if q >= len(r) || !isDigit(r[q]) {

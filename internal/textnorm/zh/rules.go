@@ -22,10 +22,6 @@ const (
 	wPhone    = -100 // cardinal: phone numbers (add_weight -1.0)
 )
 
-// maxMathOps bounds the operators in one math token (upstream: unbounded).
-// Longer chains are split into several tokens; this keeps the parse linear.
-const maxMathOps = 64
-
 // sink receives a rule's candidate tokens starting at one position.
 type sink interface {
 	// want reports whether a token ending at end with weight w could be
@@ -51,6 +47,13 @@ var rules = []rule{
 	(*parser).time,
 	(*parser).cardinal,
 	(*parser).math,
+}
+
+// match calls fn for every key of t that starts at i.
+func (p *parser) match(t *trie, i int, fn func(end int, out string)) {
+	if i < len(p.r) && p.first[i]&t.bit != 0 {
+		t.match(p.r, i, fn)
+	}
 }
 
 func (p *parser) at(i int) rune {
@@ -111,19 +114,19 @@ func isDateSep(c rune) bool { return c == '/' || c == '-' || c == '.' }
 // dateToken offers one date token: yyyy/m/d, dd/mm/yyyy, yyyy/mm, mm/yyyy,
 // mm/dd (separators / - .), read year, month, day.
 func (p *parser) dateToken(i int, fn func(end int, out string)) {
-	if y, ok := p.year(i); ok && isDateSep(p.at(i + 4)) {
-		p.t.month.match(p.r, i+5, func(me int, m string) {
+	if y, ok := p.year(i); ok && isDateSep(p.at(i+4)) {
+		p.match(p.t.month, i+5, func(me int, m string) {
 			if isDateSep(p.at(me)) {
-				p.t.day.match(p.r, me+1, func(de int, d string) { fn(de, y+m+d) })
+				p.match(p.t.day, me+1, func(de int, d string) { fn(de, y+m+d) })
 			}
 		})
-		p.t.monthMM.match(p.r, i+5, func(me int, m string) { fn(me, y+m) })
+		p.match(p.t.monthMM, i+5, func(me int, m string) { fn(me, y+m) })
 	}
-	p.t.day.match(p.r, i, func(de int, d string) {
+	p.match(p.t.day, i, func(de int, d string) {
 		if !isDateSep(p.at(de)) {
 			return
 		}
-		p.t.month.match(p.r, de+1, func(me int, m string) {
+		p.match(p.t.month, de+1, func(me int, m string) {
 			if isDateSep(p.at(me)) {
 				if y, ok := p.year(me + 1); ok {
 					fn(me+5, y+m+d)
@@ -131,14 +134,14 @@ func (p *parser) dateToken(i int, fn func(end int, out string)) {
 			}
 		})
 	})
-	p.t.monthMM.match(p.r, i, func(me int, m string) {
+	p.match(p.t.monthMM, i, func(me int, m string) {
 		if !isDateSep(p.at(me)) {
 			return
 		}
 		if y, ok := p.year(me + 1); ok {
 			fn(me+5, y+m)
 		}
-		p.t.day.match(p.r, me+1, func(de int, d string) { fn(de, m+d) })
+		p.match(p.t.day, me+1, func(de int, d string) { fn(de, m+d) })
 	})
 }
 
@@ -154,7 +157,7 @@ func (p *parser) date(i int, s sink) {
 // ---- whitelist ----
 
 func (p *parser) whitelist(i int, s sink) {
-	p.t.whitelist.match(p.r, i, func(e int, out string) { s.put(e, wWhitelist, out) })
+	p.match(p.t.whitelist, i, func(e int, out string) { s.put(e, wWhitelist, out) })
 	if p.r[i] == '儿' {
 		out := "儿"
 		if p.opt.RemoveErhua {
@@ -169,7 +172,7 @@ func (p *parser) whitelist(i int, s sink) {
 func isScoreSep(c rune) bool { return c == '/' || c == '-' || c == ':' }
 
 func (p *parser) sport(i int, s sink) {
-	p.t.team.match(p.r, i, func(te int, team string) {
+	p.match(p.t.team, i, func(te int, team string) {
 		p.numbers(p.skipSpace(te), false, func(a num) {
 			if !isScoreSep(p.at(a.end)) {
 				return
@@ -209,7 +212,7 @@ func (p *parser) fraction(i int, s sink) {
 
 // units offers measure units at i, optionally after k (千) or w (万).
 func (p *parser) units(i int, fn func(end, w int, out string)) {
-	p.t.units.match(p.r, i, func(e int, u string) { fn(e, 0, u) })
+	p.match(p.t.units, i, func(e int, u string) { fn(e, 0, u) })
 	var mult string
 	switch p.at(i) {
 	case 'k':
@@ -219,7 +222,7 @@ func (p *parser) units(i int, fn func(end, w int, out string)) {
 	default:
 		return
 	}
-	p.t.units.match(p.r, i+1, func(e int, u string) { fn(e, wUnitMult, mult+u) })
+	p.match(p.t.units, i+1, func(e int, u string) { fn(e, wUnitMult, mult+u) })
 }
 
 // to reads a range separator of measure: - ~ 到.
@@ -335,7 +338,7 @@ func (p *parser) measure(i int, s sink) {
 // ---- money ----
 
 func (p *parser) money(i int, s sink) {
-	p.t.currency.match(p.r, i, func(ce int, cur string) {
+	p.match(p.t.currency, i, func(ce int, cur string) {
 		p.numbers(p.skipSpace(ce), false, func(n num) {
 			if s.want(n.end, wMoney) {
 				s.put(n.end, wMoney, p.numString(n, false)+cur)
@@ -350,24 +353,24 @@ func isColon(c rune) bool { return c == ':' || c == '：' }
 
 // timeToken offers h:mm[:ss][ ][noon], read noon, hour, minute, second.
 func (p *parser) timeToken(i int, fn func(end int, out string)) {
-	p.t.hour.match(p.r, i, func(he int, h string) {
+	p.match(p.t.hour, i, func(he int, h string) {
 		if !isColon(p.at(he)) {
 			return
 		}
-		p.t.minute.match(p.r, he+1, func(me int, m string) {
+		p.match(p.t.minute, he+1, func(me int, m string) {
 			tail := func(e int, hms string) {
 				fn(e, hms)
 				if p.at(e) == ' ' {
 					fn(e+1, hms)
 				}
-				p.t.noon.match(p.r, e, func(ne int, noon string) { fn(ne, noon+hms) })
+				p.match(p.t.noon, e, func(ne int, noon string) { fn(ne, noon+hms) })
 				if p.at(e) == ' ' {
-					p.t.noon.match(p.r, e+1, func(ne int, noon string) { fn(ne, noon+hms) })
+					p.match(p.t.noon, e+1, func(ne int, noon string) { fn(ne, noon+hms) })
 				}
 			}
 			tail(me, h+m)
 			if isColon(p.at(me)) {
-				p.t.second.match(p.r, me+1, func(se int, sec string) { tail(se, h+m+sec) })
+				p.match(p.t.second, me+1, func(se int, sec string) { tail(se, h+m+sec) })
 			}
 		})
 	})
@@ -428,7 +431,7 @@ func (p *parser) cardinal(i int, s sink) {
 		}
 	})
 	// phone numbers, read with 幺 for 1
-	p.t.phone.match(r, i, func(e int, out string) { s.put(e, wCardinal+wPhone, out) })
+	p.match(p.t.phone, i, func(e int, out string) { s.put(e, wCardinal+wPhone, out) })
 	if isDigit(r[i]) && p.digitRun[i] >= int32(i+11) {
 		s.put(i+11, wCardinal+wPhone, p.phoneDigits(i, i+11))
 	}
@@ -469,41 +472,11 @@ func (p *parser) phoneDigits(i, j int) string {
 
 // ---- math ----
 
-// mathLink is one "operator number" step of a math chain.
-type mathLink struct {
-	op string
-	n  num
-}
-
+// math offers math.py's unambiguous operators (×, ÷, ≥, …) standing alone.
+// Its main graph, number (op number)*, is unbounded, so the parse loop runs
+// it as extra lattice states (see lattice.mathStep) rather than as tokens.
 func (p *parser) math(i int, s sink) {
-	p.t.unambiguous.match(p.r, i, func(e int, out string) { s.put(e, wMath, out) })
-	if p.chain == nil {
-		p.chain = make([]mathLink, 0, maxMathOps+1)
-	}
-	p.mathChain(i, p.chain[:0], "", s)
-}
-
-// mathChain offers number (op number)*: the chain so far is prefix, then op
-// and a number at q. Every such number may end the token; one that is
-// followed by an operator also continues it.
-func (p *parser) mathChain(q int, prefix []mathLink, op string, s sink) {
-	p.numbers(q, false, func(n num) {
-		chain := append(prefix, mathLink{op: op, n: n})
-		if s.want(n.end, wMath) {
-			var b strings.Builder
-			for _, l := range chain {
-				b.WriteString(l.op)
-				p.writeNum(&b, l.n, false)
-			}
-			s.put(n.end, wMath, b.String())
-		}
-		if len(chain) > maxMathOps {
-			return
-		}
-		p.t.operator.match(p.r, p.skipSpace(n.end), func(oe int, out string) {
-			p.mathChain(p.skipSpace(oe), chain, out, s)
-		})
-	})
+	p.match(p.t.unambiguous, i, func(e int, out string) { s.put(e, wMath, out) })
 }
 
 // ---- char ----

@@ -87,7 +87,7 @@ var upstreamRuns = []struct {
 	{"char_rule", "char.txt", ruleRun((*parser).char)},
 	{"date_rule", "date.txt", ruleRun((*parser).date)},
 	{"fraction_rule", "fraction.txt", ruleRun((*parser).fraction)},
-	{"math_rule", "math.txt", ruleRun((*parser).math)},
+	{"math_rule", "math.txt", mathRun},
 	{"measure_rule", "measure.txt", ruleRun((*parser).measure)},
 	{"money_rule", "money.txt", ruleRun((*parser).money)},
 	{"sport_rule", "sport.txt", ruleRun((*parser).sport)},
@@ -121,6 +121,19 @@ var upstreamRuns = []struct {
 
 func ruleRun(r rule) func(string) (string, bool) {
 	return func(s string) (string, bool) { return applyRule(Options{}, r, s) }
+}
+
+// mathRun applies the math rule alone: its chain states plus its lone
+// operators, as one token over the whole input.
+func mathRun(s string) (string, bool) {
+	n := NewWithOptions(Options{})
+	p := n.newParser(s)
+	l := n.run(p, []rule{(*parser).math}, true, false)
+	e := int32(len(p.r))
+	if l.cost[e] == inf || l.back[e].start != 0 {
+		return "", false
+	}
+	return l.spoken(p, e), true
 }
 
 func normalizerRun(s string) (string, bool) {
