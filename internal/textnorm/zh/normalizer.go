@@ -88,6 +88,7 @@ type parser struct {
 	digitRun []int32  // digitRun[i]: end of the digit run starting at i
 	commaRun []int32  // the same, across commas between ASCII digits
 	first    []uint32 // first[i]: the tries with a key starting with r[i]
+	numBuf   []num    // scratch for nums, emptied at each position
 }
 
 func (n *Normalizer) newParser(s string) *parser {
@@ -183,6 +184,7 @@ func (n *Normalizer) run(p *parser, rs []rule, math, char bool) *lattice {
 			continue
 		}
 		l.base, l.from = l.cost[i], int32(i)
+		p.numBuf = p.numBuf[:0]
 		if l.cost[i] != inf {
 			for _, rule := range rs {
 				rule(p, i, l)
@@ -210,7 +212,7 @@ func (l *lattice) mathStep(p *parser, i int) {
 	if st.cost == inf {
 		return
 	}
-	p.numbers(i, false, func(n num) {
+	for _, n := range p.nums(i, false) {
 		if st.cost < l.cost[n.end] {
 			l.cost[n.end] = st.cost
 			l.back[n.end] = step{start: st.from, math: int32(i), out: p.numString(n, false)}
@@ -221,7 +223,7 @@ func (l *lattice) mathStep(p *parser, i int) {
 				l.ms[next] = mathState{cost: st.cost, from: st.from, prev: int32(i), link: p.numString(n, false) + op}
 			}
 		})
-	})
+	}
 }
 
 // tokens returns the ends of the best path's tokens, first to last.

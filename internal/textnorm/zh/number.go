@@ -59,6 +59,23 @@ func (p *parser) nextDigit(q int, commas bool) int {
 	return -1
 }
 
+// nums returns every parse of cardinal.number starting at i (see numbers).
+// The result lives in a scratch buffer that the parse loop reuses at the
+// next position.
+func (p *parser) nums(i int, commas bool) []num {
+	if i >= len(p.r) || !startsNumber(p.r[i]) {
+		return nil
+	}
+	from := len(p.numBuf)
+	p.numbers(i, commas, func(n num) { p.numBuf = append(p.numBuf, n) })
+	return p.numBuf[from:len(p.numBuf):len(p.numBuf)]
+}
+
+// startsNumber reports whether a number can start with c.
+func startsNumber(c rune) bool {
+	return isDigit(c) || c == '约' || c == '人' || c == '+' || c == '-' || c == '±'
+}
+
 // numbers calls fn for every parse of cardinal.number starting at i. With
 // commas, thousands separators between ASCII digits are skipped.
 func (p *parser) numbers(i int, commas bool, fn func(num)) {
@@ -135,15 +152,11 @@ func (p *parser) runEnd(i int, commas bool) int {
 	return int(p.digitRun[i])
 }
 
-// digitName reads one digit: 0 → 零, 1 → 一, …
-func (p *parser) digitName(c rune) string {
-	if s, ok := p.t.digit[c]; ok {
-		return s
-	}
-	return p.t.zero[c]
-}
+// digitName reads one digit: 0 → 零, 1 → 一, … (number/digit.tsv and
+// zero.tsv; TestDigitTables checks that they agree).
+func (p *parser) digitName(c rune) string { return digitNames[digitValue(c)] }
 
-var digitNames = [10]string{"零", "一", "二", "三", "四", "五", "六", "七", "八", "九"}
+var digitNames = [...]string{"零", "一", "二", "三", "四", "五", "六", "七", "八", "九"}
 
 // writeInt reads an integer of 1–12 digits the way cardinal.number does.
 func writeInt(b *strings.Builder, d []int) {

@@ -173,11 +173,11 @@ func isScoreSep(c rune) bool { return c == '/' || c == '-' || c == ':' }
 
 func (p *parser) sport(i int, s sink) {
 	p.match(p.t.team, i, func(te int, team string) {
-		p.numbers(p.skipSpace(te), false, func(a num) {
+		for _, a := range p.nums(p.skipSpace(te), false) {
 			if !isScoreSep(p.at(a.end)) {
-				return
+				continue
 			}
-			p.numbers(a.end+1, false, func(b num) {
+			for _, b := range p.nums(a.end+1, false) {
 				ends := [2]int{b.end, -1}
 				if p.at(b.end) == ' ' {
 					ends[1] = b.end + 1
@@ -187,25 +187,25 @@ func (p *parser) sport(i int, s sink) {
 						s.put(e, wSport, team+p.numString(a, false)+"比"+p.numString(b, false))
 					}
 				}
-			})
-		})
+			}
+		}
 	})
 }
 
 // ---- fraction ----
 
 func (p *parser) fraction(i int, s sink) {
-	p.numbers(i, false, func(a num) {
+	for _, a := range p.nums(i, false) {
 		q := p.skipSpace(a.end)
 		if p.at(q) != '/' {
-			return
+			continue
 		}
-		p.numbers(p.skipSpace(q+1), false, func(b num) {
+		for _, b := range p.nums(p.skipSpace(q+1), false) {
 			if s.want(b.end, wFraction) {
 				s.put(b.end, wFraction, p.numString(b, false)+"分之"+p.numString(a, false))
 			}
-		})
-	})
+		}
+	}
 }
 
 // ---- measure ----
@@ -231,30 +231,52 @@ func (p *parser) isTo(i int) bool {
 	return c == '-' || c == '~' || c == '到'
 }
 
+// meas is one parse of measure's "measure" graph, rendered only when it
+// could be chosen.
+type meas struct {
+	hasPre  bool
+	pre     num    // the range's first number
+	preUnit string // its unit, if any
+	n       num
+	unit    string
+}
+
+func (p *parser) measString(m meas) string {
+	var b strings.Builder
+	if m.hasPre {
+		p.writeNum(&b, m.pre, true)
+		b.WriteString(m.preUnit)
+		b.WriteString("到")
+	}
+	p.writeNum(&b, m.n, true)
+	b.WriteString(m.unit)
+	return fixMeasure(b.String())
+}
+
 // measureCore offers measure's "measure" graph: [number [units] to] number
 // units, numbers read with thousands commas stripped and a bare 二 as 两.
-func (p *parser) measureCore(i int, fn func(end, w int, out string)) {
-	p.numbers(i, true, func(a num) {
+func (p *parser) measureCore(i int, fn func(end, w int, m meas)) {
+	for _, a := range p.nums(i, true) {
 		q := p.skipSpace(a.end)
 		p.units(q, func(ue, uw int, u string) {
-			fn(ue, uw, fixMeasure(p.numString(a, true)+u))
+			fn(ue, uw, meas{n: a, unit: u})
 		})
-		rangeFrom := func(t, pw int, pre string) {
-			p.numbers(t, true, func(b num) {
+		rangeFrom := func(t, pw int, pu string) {
+			for _, b := range p.nums(t, true) {
 				p.units(p.skipSpace(b.end), func(ue, uw int, u string) {
-					fn(ue, pw+uw, fixMeasure(pre+"到"+p.numString(b, true)+u))
+					fn(ue, pw+uw, meas{hasPre: true, pre: a, preUnit: pu, n: b, unit: u})
 				})
-			})
+			}
 		}
 		if p.isTo(a.end) {
-			rangeFrom(a.end+1, 0, p.numString(a, true))
+			rangeFrom(a.end+1, 0, "")
 		}
 		p.units(q, func(ue, uw int, u string) {
 			if p.isTo(ue) {
-				rangeFrom(ue+1, uw, p.numString(a, true)+u)
+				rangeFrom(ue+1, uw, u)
 			}
 		})
-	})
+	}
 }
 
 // fixMeasure applies measure's rewrites: 两两/两月/两号 at the start and
@@ -322,16 +344,26 @@ func (p *parser) annual(i int, fn func(end int, out string)) {
 func (p *parser) measure(i int, s sink) {
 	// annual first: 2015年 is read 二零一五年, not 两千零一十五年, on a tie.
 	p.annual(i, func(e int, out string) { s.put(e, wMeasure, out) })
-	p.measureCore(i, func(e, w int, out string) {
-		s.put(e, wMeasure+w, out)
+	p.measureCore(i, func(e, w int, m meas) {
+		if s.want(e, wMeasure+w) {
+			s.put(e, wMeasure+w, p.measString(m))
+		}
 		// 10km/h → 每小时十公里
 		q := p.skipSpace(e)
 		if p.at(q) != '/' {
 			return
 		}
 		q = p.skipSpace(q + 1)
-		p.measureCore(q, func(e2, w2 int, den string) { s.put(e2, wMeasure+w+w2, "每"+den+out) })
-		p.units(q, func(e2, w2 int, den string) { s.put(e2, wMeasure+w+w2, "每"+den+out) })
+		p.measureCore(q, func(e2, w2 int, den meas) {
+			if s.want(e2, wMeasure+w+w2) {
+				s.put(e2, wMeasure+w+w2, "每"+p.measString(den)+p.measString(m))
+			}
+		})
+		p.units(q, func(e2, w2 int, den string) {
+			if s.want(e2, wMeasure+w+w2) {
+				s.put(e2, wMeasure+w+w2, "每"+den+p.measString(m))
+			}
+		})
 	})
 }
 
@@ -339,11 +371,11 @@ func (p *parser) measure(i int, s sink) {
 
 func (p *parser) money(i int, s sink) {
 	p.match(p.t.currency, i, func(ce int, cur string) {
-		p.numbers(p.skipSpace(ce), false, func(n num) {
+		for _, n := range p.nums(p.skipSpace(ce), false) {
 			if s.want(n.end, wMoney) {
 				s.put(n.end, wMoney, p.numString(n, false)+cur)
 			}
-		})
+		}
 	})
 }
 
@@ -425,11 +457,11 @@ func (p *parser) cardinal(i int, s sink) {
 		}
 	}
 	// percent: 百分之 + number
-	p.numbers(i, false, func(n num) {
+	for _, n := range p.nums(i, false) {
 		if n.pct && n.body == n.start && s.want(n.end, wCardinal) {
 			s.put(n.end, wCardinal, p.numString(n, false))
 		}
-	})
+	}
 	// phone numbers, read with 幺 for 1
 	p.match(p.t.phone, i, func(e int, out string) { s.put(e, wCardinal+wPhone, out) })
 	if isDigit(r[i]) && p.digitRun[i] >= int32(i+11) {

@@ -174,3 +174,22 @@ func TestUpstream(t *testing.T) {
 		})
 	}
 }
+
+// TestDigitTables checks that the digit names the number code uses are
+// those of number/digit.tsv and zero.tsv.
+func TestDigitTables(t *testing.T) {
+	tab := loadTables()
+	if len(tab.digit)+len(tab.zero) != 20 {
+		t.Fatalf("digit tables have %d+%d rows; want 18+2", len(tab.digit), len(tab.zero))
+	}
+	for c, name := range tab.digit {
+		if !isDigit(c) || digitNames[digitValue(c)] != name {
+			t.Errorf("digit.tsv %q → %q; code reads %q", c, name, digitNames[digitValue(c)])
+		}
+	}
+	for c, name := range tab.zero {
+		if !isDigit(c) || digitNames[digitValue(c)] != name {
+			t.Errorf("zero.tsv %q → %q; code reads %q", c, name, digitNames[digitValue(c)])
+		}
+	}
+}
