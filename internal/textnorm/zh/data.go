@@ -15,38 +15,39 @@ var dataFS embed.FS
 
 // trie maps rune sequences to outputs; a key may have several outputs (a
 // pynini string_file with repeated inputs is a union), kept in file order.
+// All edges live in one map, which is much cheaper to build than a map per
+// node.
 type trie struct {
-	nodes []trieNode
-	bit   uint32 // this trie's bit in tables.first
+	next  map[uint64]int32 // node<<32 | rune → child node
+	outs  [][]string       // outputs of each node
+	first []rune           // the runes keys start with
+	bit   uint32           // this trie's bit in tables.first
 }
 
-type trieNode struct {
-	next map[rune]int32
-	outs []string
-}
+func newTrie() *trie { return &trie{next: make(map[uint64]int32), outs: [][]string{nil}} }
 
-func newTrie() *trie { return &trie{nodes: []trieNode{{}}} }
+func edge(n int32, c rune) uint64 { return uint64(n)<<32 | uint64(uint32(c)) }
 
 func (t *trie) add(key, out string) {
 	n := int32(0)
 	for _, c := range key {
-		nx, ok := t.nodes[n].next[c]
+		nx, ok := t.next[edge(n, c)]
 		if !ok {
-			if t.nodes[n].next == nil {
-				t.nodes[n].next = make(map[rune]int32)
+			if n == 0 {
+				t.first = append(t.first, c)
 			}
-			nx = int32(len(t.nodes))
-			t.nodes = append(t.nodes, trieNode{})
-			t.nodes[n].next[c] = nx
+			nx = int32(len(t.outs))
+			t.outs = append(t.outs, nil)
+			t.next[edge(n, c)] = nx
 		}
 		n = nx
 	}
-	for _, o := range t.nodes[n].outs {
+	for _, o := range t.outs[n] {
 		if o == out {
 			return
 		}
 	}
-	t.nodes[n].outs = append(t.nodes[n].outs, out)
+	t.outs[n] = append(t.outs[n], out)
 }
 
 // match calls fn for every key that starts at r[i], shortest first, with the
@@ -54,12 +55,12 @@ func (t *trie) add(key, out string) {
 func (t *trie) match(r []rune, i int, fn func(end int, out string)) {
 	n := int32(0)
 	for j := i; j < len(r); j++ {
-		nx, ok := t.nodes[n].next[r[j]]
+		nx, ok := t.next[edge(n, r[j])]
 		if !ok {
 			return
 		}
 		n = nx
-		for _, o := range t.nodes[n].outs {
+		for _, o := range t.outs[n] {
 			fn(j+1, o)
 		}
 	}
@@ -86,7 +87,8 @@ type tables struct {
 	fullToHalf   map[rune]rune // char/fullwidth_to_halfwidth.tsv
 	puncts       map[rune]bool // char/punctuations_zh.tsv
 	blacklist    map[rune]bool // default/blacklist.tsv (interjections)
-	charset      map[rune]bool // char/charset_*.tsv
+	charsetOnce  sync.Once
+	charset      map[rune]bool // char/charset_*.tsv, loaded for TagOOV only
 
 	// first maps a rune to the set (trie.bit) of tries with a key that
 	// starts with it, so that a position is looked up once, not per trie.
@@ -107,6 +109,26 @@ func loadTables() *tables {
 		panic("textnorm/zh: " + tabErr.Error())
 	}
 	return tab
+}
+
+// oovCharset returns the charset of the OOV tagger, parsed on first use: it
+// is the largest table and only TagOOV needs it.
+func (t *tables) oovCharset() map[rune]bool {
+	t.charsetOnce.Do(func() {
+		t.charset = make(map[rune]bool, 8192)
+		for _, name := range []string{"char/charset_national_standard_2013_8105.tsv", "char/charset_extension.tsv"} {
+			rows, err := readTSV(name)
+			if err != nil {
+				panic("textnorm/zh: " + err.Error()) // embedded: only a broken build fails
+			}
+			for _, row := range rows {
+				for _, c := range row[0] {
+					t.charset[c] = true
+				}
+			}
+		}
+	})
+	return t.charset
 }
 
 // readTSV returns the rows of one embedded table: input, output. A row with
@@ -222,7 +244,6 @@ func parseTables() (*tables, error) {
 	t.fullToHalf = runeToRune("char/fullwidth_to_halfwidth.tsv")
 	t.puncts = runeSet("char/punctuations_zh.tsv")
 	t.blacklist = runeSet("default/blacklist.tsv")
-	t.charset = runeSet("char/charset_national_standard_2013_8105.tsv", "char/charset_extension.tsv")
 	if err != nil {
 		return nil, err
 	}
@@ -234,7 +255,7 @@ func parseTables() (*tables, error) {
 	for k, tr := range []*trie{t.month, t.monthMM, t.day, t.hour, t.minute, t.second, t.noon,
 		t.operator, t.unambiguous, t.currency, t.units, t.phone, t.whitelist, t.team} {
 		tr.bit = 1 << k
-		for c := range tr.nodes[0].next {
+		for _, c := range tr.first {
 			t.first[c] |= tr.bit
 		}
 	}

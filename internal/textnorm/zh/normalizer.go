@@ -319,5 +319,5 @@ func (n *Normalizer) inCharset(c rune) bool {
 	case c == ' ', c == '\t', c == '\n', c == '\r', c == '\v', c == '\f', c == '\u00a0':
 		return true
 	}
-	return n.t.charset[c] || n.t.puncts[c]
+	return n.t.oovCharset()[c] || n.t.puncts[c]
 }
