@@ -90,9 +90,16 @@ type tables struct {
 	charsetOnce  sync.Once
 	charset      map[rune]bool // char/charset_*.tsv, loaded for TagOOV only
 
-	// first maps a rune to the set (trie.bit) of tries with a key that
-	// starts with it, so that a position is looked up once, not per trie.
-	first map[rune]uint32
+	// chars describes every rune that has a simplified form or starts a
+	// trie key, so that the parser looks each input rune up once.
+	chars map[rune]charInfo
+}
+
+// charInfo is what the parser needs to know about one input rune.
+type charInfo struct {
+	simple      rune   // simplified form (traditional_to_simple.tsv), or 0
+	first       uint32 // tries (trie.bit) with a key starting with the rune
+	simpleFirst uint32 // the same for the simplified form
 }
 
 var (
@@ -251,13 +258,20 @@ func parseTables() (*tables, error) {
 	for _, kv := range [...][2]string{{"~", "到"}, {":", "比"}, {"<", "小于"}, {">", "大于"}} {
 		t.operator.add(kv[0], kv[1])
 	}
-	t.first = make(map[rune]uint32)
+	first := make(map[rune]uint32)
 	for k, tr := range []*trie{t.month, t.monthMM, t.day, t.hour, t.minute, t.second, t.noon,
 		t.operator, t.unambiguous, t.currency, t.units, t.phone, t.whitelist, t.team} {
 		tr.bit = 1 << k
 		for _, c := range tr.first {
-			t.first[c] |= tr.bit
+			first[c] |= tr.bit
 		}
+	}
+	t.chars = make(map[rune]charInfo, len(first)+len(t.tradToSimple))
+	for c, f := range first {
+		t.chars[c] = charInfo{first: f, simpleFirst: f}
+	}
+	for c, sc := range t.tradToSimple {
+		t.chars[c] = charInfo{simple: sc, first: first[c], simpleFirst: first[sc]}
 	}
 	return t, nil
 }

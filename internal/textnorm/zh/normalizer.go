@@ -93,19 +93,20 @@ type parser struct {
 
 func (n *Normalizer) newParser(s string) *parser {
 	r := []rune(s) // invalid UTF-8 becomes U+FFFD
-	if n.opt.TraditionalToSimple {
-		for i, c := range r {
-			if sc, ok := n.t.tradToSimple[c]; ok {
-				r[i] = sc
-			}
-		}
-	}
 	p := &parser{t: n.t, opt: n.opt, r: r}
 	p.digitRun = make([]int32, len(r)+1)
 	p.commaRun = make([]int32, len(r)+1)
 	p.first = make([]uint32, len(r)+1)
 	for i, c := range r {
-		p.first[i] = n.t.first[c]
+		info, ok := n.t.chars[c]
+		switch {
+		case !ok:
+		case n.opt.TraditionalToSimple && info.simple != 0:
+			r[i] = info.simple
+			p.first[i] = info.simpleFirst
+		default:
+			p.first[i] = info.first
+		}
 	}
 	p.digitRun[len(r)] = int32(len(r))
 	p.commaRun[len(r)] = int32(len(r))
@@ -185,16 +186,22 @@ func (n *Normalizer) run(p *parser, rs []rule, math, char bool) *lattice {
 		}
 		l.base, l.from = l.cost[i], int32(i)
 		p.numBuf = p.numBuf[:0]
+		// Every rule but char starts with a number, a trie key, 儿 or 尾号;
+		// most characters start none, and skipping them halves the time.
+		c := p.r[i]
+		mayStart := p.first[i] != 0 || startsNumber(c) || c == '儿' || c == '尾'
 		if l.cost[i] != inf {
-			for _, rule := range rs {
-				rule(p, i, l)
+			if mayStart {
+				for _, rule := range rs {
+					rule(p, i, l)
+				}
 			}
 			if char && l.base+wChar < l.cost[i+1] {
 				l.cost[i+1] = l.base + wChar
 				l.back[i+1] = step{start: int32(i), char: true, math: -1}
 			}
 		}
-		if math {
+		if math && mayStart {
 			l.mathStep(p, i)
 		}
 	}

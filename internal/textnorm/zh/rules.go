@@ -98,7 +98,7 @@ func (p *parser) year(i int) (string, bool) {
 	if i+4 > len(p.r) {
 		return "", false
 	}
-	if _, ok := p.t.digit[p.r[i]]; !ok {
+	if !isDigit(p.r[i]) || digitValue(p.r[i]) == 0 { // digit.tsv: 1–9
 		return "", false
 	}
 	for q := i + 1; q < i+4; q++ {
