@@ -21,9 +21,17 @@
 // the rule listed first win). Verbalization happens as tokens are offered,
 // since every field order upstream uses is fixed per token type.
 //
-// One deviation, for inputs no real text contains: a token may end inside a
+// Deviations, for inputs no real text contains: a token may end inside a
 // run of more than 32 digits only within its first 32 digits or at the run's
-// end (upstream: anywhere). It keeps the parse linear in the input length.
+// end (upstream: anywhere), which keeps the parse linear in the input
+// length; a backslash is kept as written (upstream's token parser mis-reads
+// its escaped form and fails); invalid UTF-8 is read as U+FFFD.
+//
+// What MOSS-TTS-Nano does around its WeTextProcessing call is not part of
+// this package: choosing zh or en (text_normalization_pipeline.py,
+// resolve_text_normalization_language), rewriting hyphens before zh
+// (_rewrite_hyphens_before_zh_wetext) and its robust normalizer
+// (tts_robust_normalizer_single_script.py) before and after.
 package zh
 
 import "strings"
