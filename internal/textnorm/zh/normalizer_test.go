@@ -122,3 +122,20 @@ func FuzzNormalize(f *testing.F) {
 		}
 	})
 }
+
+// TestConcurrent runs one Normalizer from several goroutines (run with -race).
+func TestConcurrent(t *testing.T) {
+	o := UpstreamDefaults()
+	o.TagOOV = true // the OOV charset is loaded lazily: exercise that too
+	n := NewWithOptions(o)
+	want := n.Normalize(benchSentence + "雪の花")
+	done := make(chan string)
+	for g := 0; g < 4; g++ {
+		go func() { done <- NewWithOptions(o).Normalize(benchSentence + "雪の花") }()
+	}
+	for g := 0; g < 4; g++ {
+		if got := <-done; got != want {
+			t.Errorf("concurrent Normalize = %q; want %q", got, want)
+		}
+	}
+}
