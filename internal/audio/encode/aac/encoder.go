@@ -84,10 +84,12 @@ func NewEncoder(w io.Writer, sampleRate, channels, bitrate int) (*Encoder, error
 	if channels != 1 && channels != 2 {
 		return nil, fmt.Errorf("aac: %d channels not supported (want 1 or 2)", channels)
 	}
+	lo, hi := BitrateRange(sampleRate, channels)
 	if bitrate == 0 {
-		bitrate = DefaultBitrateMono * channels
+		// At 8 to 12 kHz the default exceeds what a frame may hold.
+		bitrate = min(DefaultBitrateMono*channels, hi)
 	}
-	if lo, hi := BitrateRange(sampleRate, channels); bitrate < lo || bitrate > hi {
+	if bitrate < lo || bitrate > hi {
 		return nil, fmt.Errorf("aac: bitrate %d bit/s out of range %d–%d for %d Hz, %d channel(s)", bitrate, lo, hi, sampleRate, channels)
 	}
 	e := &Encoder{
@@ -98,7 +100,7 @@ func NewEncoder(w io.Writer, sampleRate, channels, bitrate int) (*Encoder, error
 		m:        newMDCT(2),
 		meanBits: float64(bitrate) * frameLen / float64(sampleRate),
 	}
-	e.maxRes = min(3*e.meanBits, float64(6144*channels)-e.meanBits)
+	e.maxRes = float64(6144*channels) - e.meanBits
 	nb, ath := bandLimits(idx, sampleRate, bitrate/channels)
 	for ch := 0; ch < channels; ch++ {
 		e.chans[ch] = &channel{nb: nb, offsets: swbOffsets[idx], logATH: ath}
@@ -286,9 +288,19 @@ func (e *Encoder) encodeFrame() {
 }
 
 // search finds by bisection the smallest log2 noise-to-masker ratio whose
-// frame fits budget bits; bits fall as the ratio grows.
+// frame fits budget bits; bits fall as the ratio grows, and at the upper end
+// of the range no band is coded, so the result always fits a budget of at
+// least the frame's side information.
 func (e *Encoder) search(budget int) float64 {
-	lo, hi := searchLo, searchHi
+	hi := math.Inf(-1)
+	for ch := 0; ch < e.channels; ch++ {
+		hi = max(hi, e.chans[ch].zeroAt)
+	}
+	if math.IsInf(hi, -1) { // digital silence
+		return 0
+	}
+	hi += 0.01
+	lo := hi - searchRange
 	for i := 0; i < searchSteps; i++ {
 		mid := (lo + hi) / 2
 		if e.plan(mid) <= budget {

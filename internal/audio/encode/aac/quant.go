@@ -8,22 +8,26 @@ const maxBands = 51
 // maxQuant is the largest quantized magnitude AAC can code (book 11 escape).
 const maxQuant = 8191
 
-// Rate-loop search range for log2 of the noise-to-masker ratio r (see
-// channel.plan): 2^-30 is far finer than any bitrate needs, 2^4 zeroes every
-// band.
+// The rate loop bisects log2 of the noise-to-masker ratio r (see
+// channel.plan) over searchRange below the ratio that zeroes every band, in
+// searchSteps steps (a final resolution of 40/1024 ≈ 0.12 dB in r).
 const (
-	searchLo    = -30.0
-	searchHi    = 4.0
-	searchSteps = 9
+	searchRange = 40.0
+	searchSteps = 10
 )
 
-// Masking spread between neighbouring scalefactor bands (energy ratios): a
+// The allowed noise follows the band energy after a crude masking spread: a
 // loud band raises the threshold of the band above it by -12 dB per band and
-// of the band below by -24 dB, a crude stand-in for the asymmetric spreading
-// function of a real psychoacoustic model.
+// of the band below by -24 dB (a stand-in for the asymmetric spreading
+// function of a real psychoacoustic model). The noise is shaped like the
+// spread energy to the power alpha: 1 would give every band the same SNR,
+// 0 white noise (least squared error). 0.6 was chosen on the test speech: at
+// 64 kbit/s it raised segmental SNR from 15.7 dB (alpha 1) to 25 dB while
+// keeping the noise below the loud formants.
 const (
 	spreadUp   = 0.063 // -12 dB
 	spreadDown = 0.004 // -24 dB
+	alpha      = 0.6
 )
 
 var (
@@ -54,6 +58,12 @@ type channel struct {
 	logFF   [maxBands]float64 // log2 mean |X|^½ (form factor)
 	sfMin   [maxBands]int     // smallest sf that keeps |q| ≤ 8191
 	logATH  []float64         // log2 absolute threshold per line, per band
+	zeroAt  float64           // log2 r at and above which plan codes no band
+
+	// onlyBook, when non-zero, restricts spectral books to it and book 11,
+	// so that tests can send every codebook through a real decoder.
+	onlyBook int
+	bookUse  [12]int // bands written per book, for tests
 
 	// Result of the last plan call.
 	sf      [maxBands]int
@@ -102,8 +112,12 @@ func (c *channel) analyze(m *mdct, cur []float64) {
 	for b := c.nb - 2; b >= 0; b-- {
 		s[b] = max(s[b], s[b+1]*spreadDown)
 	}
+	c.zeroAt = math.Inf(-1)
 	for b := 0; b < c.nb; b++ {
 		c.logS[b] = math.Log2(s[b])
+		if s[b] > 0 {
+			c.zeroAt = max(c.zeroAt, c.logE[b]-alpha*c.logS[b])
+		}
 	}
 }
 
@@ -111,8 +125,8 @@ func (c *channel) analyze(m *mdct, cur []float64) {
 // picks codebooks and sections, and returns the bits of the channel's
 // individual_channel_stream.
 //
-// The allowed noise per line in band b is max(r·S_b, ATH_b), S_b being the
-// band's energy per line after spreading. A band whose allowed noise exceeds
+// The allowed noise per line in band b is max(r·S_b^alpha, ATH_b), S_b being
+// the band's energy per line after spreading. A band whose allowed noise exceeds
 // its energy is not coded (ZERO_HCB). Otherwise the step size follows from
 // the usual approximation of the AAC quantizer's noise, per line
 // (4/27)·Δ^(3/2)·|X|^(1/2) for Δ = 2^((sf-100)/4).
@@ -122,7 +136,7 @@ func (c *channel) plan(lr float64) int {
 	for b := 0; b < c.nb; b++ {
 		c.book[b] = 0
 		c.bandMax[b] = 0
-		la := max(lr+c.logS[b], c.logATH[b])
+		la := max(lr+alpha*c.logS[b], c.logATH[b])
 		if !(la < c.logE[b]) { // also catches silence (logE = −Inf)
 			c.zero(b)
 			continue
@@ -157,9 +171,12 @@ func (c *channel) quantize(b, sf int) int32 {
 	g := quantScale[sf]
 	var mx int32
 	for k := lo; k < hi; k++ {
-		v := int32(c.xp[k]*g + 0.4054)
-		if v > maxQuant {
-			v = maxQuant
+		// Compare before converting: with sf held down by the ±60 limit the
+		// product can exceed the int32 range.
+		f := c.xp[k]*g + 0.4054
+		v := int32(maxQuant)
+		if f < maxQuant {
+			v = int32(f)
 		}
 		mx = max(mx, v)
 		if c.spec[k] < 0 {
@@ -189,6 +206,15 @@ func (c *channel) chooseBooks() int {
 		}
 		first := firstBook(mx)
 		lo, hi := int(c.offsets[b]), int(c.offsets[b+1])
+		if c.onlyBook != 0 {
+			if cb := c.onlyBook; first <= cb {
+				c.cost[b][cb] = int32(spectralBits(cb, c.q[lo:hi]))
+			}
+			c.cost[b][11] = int32(spectralBits(11, c.q[lo:hi]))
+			continue
+		}
+		// The books two pairs above the smallest usable one, and book 11,
+		// cover every case where a larger book is cheaper in practice.
 		for cb := first; cb <= 11 && cb < first+4; cb++ {
 			c.cost[b][cb] = int32(spectralBits(cb, c.q[lo:hi]))
 		}
@@ -400,6 +426,7 @@ func (c *channel) write(w *bitWriter) {
 		if cb == 0 {
 			continue
 		}
+		c.bookUse[cb]++
 		bk := &books[cb]
 		lo, hi := int(c.offsets[b]), int(c.offsets[b+1])
 		for i := lo; i < hi; i += bk.dim {
