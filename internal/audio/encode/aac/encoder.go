@@ -281,8 +281,7 @@ func (e *Encoder) encodeFrame() {
 	w.put(7, 3) // ID_END
 	w.align()
 	n := 7 + len(w.buf)
-	h := adtsHeader(e.rateIdx, e.channels, n)
-	e.out = append(e.out, h[:]...)
+	e.out = appendADTS(e.out, e.rateIdx, e.channels, n)
 	e.out = append(e.out, w.buf...)
 	e.reservoir = min(e.reservoir+e.meanBits-float64(8*n), e.maxRes)
 }
@@ -320,24 +319,24 @@ func (e *Encoder) plan(lr float64) int {
 	return bits
 }
 
-// adtsHeader returns the 7-byte ADTS header (ISO/IEC 14496-3 1.A.2.2) of an
+// appendADTS appends the 7-byte ADTS header (ISO/IEC 14496-3 1.A.2.2) of an
 // AAC-LC frame of n bytes including the header: MPEG-4, no CRC, buffer
 // fullness 0x7FF (variable rate), one raw data block.
-func adtsHeader(rateIdx, channels, n int) [7]byte {
-	var w bitWriter
-	var h [7]byte
-	w.buf = h[:0]
-	w.put(0xFFF, 12)          // syncword
-	w.put(0, 1)               // ID: MPEG-4
-	w.put(0, 2)               // layer
-	w.put(1, 1)               // protection_absent
-	w.put(1, 2)               // profile_ObjectType: AAC LC (object type 2) − 1
-	w.put(uint32(rateIdx), 4) // sampling_frequency_index
-	w.put(0, 1)               // private_bit
-	w.put(uint32(channels), 3)
-	w.put(0, 4) // original_copy, home, copyright_identification_bit/start
-	w.put(uint32(n), 13)
-	w.put(0x7FF, 11)
-	w.put(0, 2) // number_of_raw_data_blocks_in_frame − 1
-	return h
+func appendADTS(dst []byte, rateIdx, channels, n int) []byte {
+	h := uint64(0xFFF)          // syncword
+	h = h<<1 | 0                // ID: MPEG-4
+	h = h<<2 | 0                // layer
+	h = h<<1 | 1                // protection_absent
+	h = h<<2 | 1                // profile_ObjectType: AAC LC (object type 2) − 1
+	h = h<<4 | uint64(rateIdx)  // sampling_frequency_index
+	h = h<<1 | 0                // private_bit
+	h = h<<3 | uint64(channels) // channel_configuration
+	h = h<<4 | 0                // original_copy, home, copyright_identification_bit/start
+	h = h<<13 | uint64(n)       // aac_frame_length
+	h = h<<11 | 0x7FF           // adts_buffer_fullness
+	h = h<<2 | 0                // number_of_raw_data_blocks_in_frame − 1
+	for shift := 48; shift >= 0; shift -= 8 {
+		dst = append(dst, byte(h>>shift))
+	}
+	return dst
 }

@@ -99,13 +99,32 @@ func channelOf(x []float32, channels, ch int) []float32 {
 }
 
 // bestLag returns the lag d in [0, maxLag] maximizing the normalized
-// cross-correlation of dec[d:] with ref.
+// cross-correlation of dec[d:] with ref. To stay cheap it searches all lags
+// over the loudest 2048 samples of ref, then refines ±8 samples around the
+// best one over the whole signal.
 func bestLag(ref, dec []float32, maxLag int) int {
-	best, arg := math.Inf(-1), 0
-	for d := 0; d <= maxLag && d < len(dec); d++ {
+	const win = 2048
+	start, loudest := 0, -1.0
+	for s := 0; s+win <= len(ref); s += 512 {
+		var e float64
+		for _, v := range ref[s : s+win] {
+			e += float64(v) * float64(v)
+		}
+		if e > loudest {
+			start, loudest = s, e
+		}
+	}
+	coarse := argmaxCorr(ref, dec, start, min(start+win, len(ref)), 0, maxLag)
+	return argmaxCorr(ref, dec, 0, len(ref), max(coarse-8, 0), min(coarse+8, maxLag))
+}
+
+// argmaxCorr returns the lag in [lo, hi] maximizing the correlation of
+// ref[start:end] with dec shifted by the lag, normalized by dec's energy.
+func argmaxCorr(ref, dec []float32, start, end, lo, hi int) int {
+	best, arg := math.Inf(-1), lo
+	for d := lo; d <= hi; d++ {
 		var s, e float64
-		n := min(len(ref), len(dec)-d)
-		for i := 0; i < n; i++ {
+		for i := start; i < end && i+d < len(dec); i++ {
 			s += float64(ref[i]) * float64(dec[i+d])
 			e += float64(dec[i+d]) * float64(dec[i+d])
 		}
@@ -117,6 +136,62 @@ func bestLag(ref, dec []float32, maxLag int) int {
 		}
 	}
 	return arg
+}
+
+// longTests skips t unless NANOVOX_LONG_TESTS is set.
+func longTests(t testing.TB) {
+	t.Helper()
+	if os.Getenv("NANOVOX_LONG_TESTS") == "" {
+		t.Skip("long test; set NANOVOX_LONG_TESTS=1")
+	}
+}
+
+// countFrames returns the number of ADTS frames in s by following the
+// frame_length fields, or -1 if they do not tile s.
+func countFrames(s []byte) int {
+	n := 0
+	for len(s) > 0 {
+		if len(s) < 7 || s[0] != 0xFF || s[1]&0xF0 != 0xF0 {
+			return -1
+		}
+		size := int(s[3]&3)<<11 | int(s[4])<<3 | int(s[5])>>5
+		if size < 7 || size > len(s) {
+			return -1
+		}
+		s = s[size:]
+		n++
+	}
+	return n
+}
+
+// decodeBatch decodes several ADTS streams of the same rate and channel
+// count with one ffmpeg run (ffmpeg starts slowly; ADTS streams may be
+// concatenated) and splits the output at the stream boundaries: each stream
+// decodes to 1024 samples per channel per frame. The decoder's overlap-add
+// carries a stream's final silence into the next stream's first 1024
+// samples, which are the encoder delay and never compared.
+func decodeBatch(t testing.TB, streams [][]byte, rate, channels int) [][]float32 {
+	t.Helper()
+	var all []byte
+	want := 0
+	for i, s := range streams {
+		n := countFrames(s)
+		if n < 0 {
+			t.Fatalf("stream %d is not a sequence of ADTS frames", i)
+		}
+		want += n * frameLen * channels
+		all = append(all, s...)
+	}
+	dec := decodeFFmpeg(t, all, rate, channels)
+	if len(dec) != want {
+		t.Fatalf("ffmpeg decoded %d samples, want %d (1024 per frame and channel)", len(dec), want)
+	}
+	out := make([][]float32, len(streams))
+	for i, s := range streams {
+		n := countFrames(s) * frameLen * channels
+		out[i], dec = dec[:n], dec[n:]
+	}
+	return out
 }
 
 // segSNR is the segmental SNR in dB of dec against ref (same alignment):
@@ -159,3 +234,5 @@ func segSNR(ref, dec []float32, rate int) float64 {
 	}
 	return sum / float64(count)
 }
+
+func writeFile(path string, b []byte) error { return os.WriteFile(path, b, 0o644) }
