@@ -30,6 +30,10 @@ const (
 	alpha      = 0.6
 )
 
+// log2of27over4 is log2(27/4), from the quantization noise approximation in
+// channel.plan.
+var log2of27over4 = math.Log2(27.0 / 4)
+
 var (
 	// quantScale[sf] is 2^(-3/16·(sf-100)): it maps |X|^(3/4) to the
 	// quantizer domain for scalefactor sf (ISO/IEC 14496-3 4.6.1.3 inverted).
@@ -141,7 +145,7 @@ func (c *channel) plan(lr float64) int {
 			c.zero(b)
 			continue
 		}
-		logStep := (la + math.Log2(27.0/4) - c.logFF[b]) / 1.5
+		logStep := (la + log2of27over4 - c.logFF[b]) / 1.5
 		sf := int(math.Round(100 + 4*logStep))
 		sf = max(sf, c.sfMin[b])
 		if prevSF >= 0 {
@@ -287,15 +291,51 @@ func firstBook(mx int32) int {
 }
 
 // spectralBits counts the bits of q coded with book cb (1–11), sign bits and
-// escapes included.
+// escapes included. It is the encoder's inner loop (every band, several
+// books, every rate-loop step), so each tuple shape has its own loop over the
+// precomputed codeword-plus-sign lengths.
 func spectralBits(cb int, q []int32) int {
 	bk := &books[cb]
+	cost := bk.cost
 	bits := 0
-	for i := 0; i < len(q); i += bk.dim {
-		idx, extra := bookIndex(bk, q[i:i+bk.dim])
-		bits += int(bk.lens[idx]) + extra
+	switch {
+	case bk.dim == 4 && !bk.unsigned: // books 1, 2: values −1..1
+		for i := 0; i+3 < len(q); i += 4 {
+			bits += int(cost[27*q[i]+9*q[i+1]+3*q[i+2]+q[i+3]+40])
+		}
+	case bk.dim == 4: // books 3, 4: magnitudes 0..2
+		for i := 0; i+3 < len(q); i += 4 {
+			bits += int(cost[27*abs32(q[i])+9*abs32(q[i+1])+3*abs32(q[i+2])+abs32(q[i+3])])
+		}
+	case !bk.unsigned: // books 5, 6: values −4..4
+		for i := 0; i+1 < len(q); i += 2 {
+			bits += int(cost[9*q[i]+q[i+1]+40])
+		}
+	case cb == 11:
+		for i := 0; i+1 < len(q); i += 2 {
+			a, b := abs32(q[i]), abs32(q[i+1])
+			if a >= 16 {
+				bits += escapeBits(a)
+				a = 16
+			}
+			if b >= 16 {
+				bits += escapeBits(b)
+				b = 16
+			}
+			bits += int(cost[17*a+b])
+		}
+	default: // books 7 to 10
+		m := int32(bk.mod)
+		for i := 0; i+1 < len(q); i += 2 {
+			bits += int(cost[m*abs32(q[i])+abs32(q[i+1])])
+		}
 	}
 	return bits
+}
+
+func abs32(v int32) int32 {
+	s := v >> 31
+	return v ^ s - s
 }
 
 // bookIndex returns the codeword index of the tuple t in book bk and the

@@ -70,6 +70,25 @@ type huffBook struct {
 	mod      int // values per dimension: 2*maxAbs+1 (signed) or maxAbs+1 (unsigned)
 	codes    []uint16
 	lens     []uint8
+	cost     []uint8 // lens plus the sign bits of unsigned books
+}
+
+func init() {
+	for cb := 1; cb < len(books); cb++ {
+		bk := &books[cb]
+		bk.cost = make([]uint8, len(bk.lens))
+		for idx, l := range bk.lens {
+			signs := 0
+			if bk.unsigned {
+				for i, v := 0, idx; i < bk.dim; i, v = i+1, v/bk.mod {
+					if v%bk.mod != 0 {
+						signs++
+					}
+				}
+			}
+			bk.cost[idx] = l + uint8(signs)
+		}
+	}
 }
 
 var books = [12]huffBook{

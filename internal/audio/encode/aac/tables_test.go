@@ -2,7 +2,10 @@ package aac
 
 import (
 	"fmt"
+	"io"
+	"math"
 	"math/big"
+	"math/rand/v2"
 	"sort"
 	"strings"
 	"testing"
@@ -124,6 +127,67 @@ func TestEscapeBits(t *testing.T) {
 		writeEscape(&w, tt.v)
 		if w.bitLen() != tt.want {
 			t.Errorf("writeEscape(%d) wrote %d bits, want %d", tt.v, w.bitLen(), tt.want)
+		}
+	}
+}
+
+// TestSpectralBits checks the specialized bit counter against the generic
+// codeword index used when writing, on random values each book can code.
+func TestSpectralBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for cb := 1; cb <= 11; cb++ {
+		bk := &books[cb]
+		q := make([]int32, 64)
+		for trial := 0; trial < 200; trial++ {
+			for i := range q {
+				lim := bk.maxAbs
+				if cb == 11 && trial%2 == 1 {
+					lim = maxQuant
+				}
+				q[i] = rng.Int32N(int32(2*lim+1)) - int32(lim)
+			}
+			want := 0
+			for i := 0; i < len(q); i += bk.dim {
+				idx, extra := bookIndex(bk, q[i:i+bk.dim])
+				want += int(bk.lens[idx]) + extra
+			}
+			if got := spectralBits(cb, q); got != want {
+				t.Fatalf("book %d: spectralBits %d, generic count %d for %v", cb, got, want, q)
+			}
+		}
+	}
+}
+
+// TestPlannedBitsMatchWritten checks that the rate loop's bit count equals
+// what write emits, across noise-to-masker ratios from near-lossless
+// (escapes, long sections) to nearly empty frames.
+func TestPlannedBitsMatchWritten(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	e, err := NewEncoder(io.Discard, 44100, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := e.chans[0]
+	cur := make([]float64, frameLen)
+	for trial := 0; trial < 6; trial++ {
+		for i := range cur {
+			switch trial % 3 {
+			case 0: // noise
+				cur[i] = (rng.Float64()*2 - 1) * pcmScale * 0.9
+			case 1: // a loud tone: large quantized values, escapes
+				cur[i] = pcmScale * math.Sin(float64(i)*0.05)
+			default: // quiet
+				cur[i] = (rng.Float64()*2 - 1) * 30
+			}
+		}
+		c.analyze(e.m, cur)
+		for lr := c.zeroAt - 40; lr <= c.zeroAt+1; lr += 2.5 {
+			planned := c.plan(lr)
+			var w bitWriter
+			c.write(&w)
+			if w.bitLen() != planned {
+				t.Fatalf("trial %d, lr %.1f: planned %d bits, wrote %d", trial, lr, planned, w.bitLen())
+			}
 		}
 	}
 }
