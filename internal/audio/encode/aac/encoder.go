@@ -42,10 +42,12 @@ func rateIndex(sampleRate int) int {
 }
 
 // BitrateRange returns the bitrates NewEncoder accepts for the given rate and
-// channel count: from 8 kbit/s per channel up to the 6144 bits per channel
-// per frame that the AAC decoder buffer allows.
+// channel count: from 8 kbit/s per channel (sampleRate/8 bit/s above 64 kHz,
+// so that a frame always holds its side information: 128 bits per channel
+// and frame) up to the 6144 bits per channel and frame that the AAC decoder
+// buffer allows.
 func BitrateRange(sampleRate, channels int) (lo, hi int) {
-	return 8000 * channels, 6144 * channels * sampleRate / frameLen
+	return max(8000, sampleRate/8) * channels, 6144 * channels * sampleRate / frameLen
 }
 
 // Encoder writes an AAC-LC ADTS stream. It is not safe for concurrent use.

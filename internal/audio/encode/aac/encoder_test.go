@@ -422,6 +422,7 @@ func TestBitrate(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, tt := range []struct{ rate, channels, bitrate int }{
 		{48000, 1, 64000}, {48000, 2, 128000}, {44100, 1, 32000}, {16000, 1, 48000}, {48000, 1, 256000},
+		{96000, 2, 24000}, {8000, 1, 8000}, // the lowest rates allowed
 	} {
 		x := make([]float32, 2*tt.rate*tt.channels)
 		for i := range x {
@@ -449,6 +450,7 @@ func TestArguments(t *testing.T) {
 	bad := []struct{ rate, channels, bitrate int }{
 		{44000, 1, 0}, {7350, 1, 0}, {0, 1, 0}, {-48000, 1, 0}, {48000, 0, 0}, {48000, 3, 0},
 		{48000, 1, 7999}, {48000, 1, 300000}, {48000, 2, 15000}, {8000, 1, 48001}, {48000, 1, -1},
+		{96000, 1, 11999},
 	}
 	for _, b := range bad {
 		if _, err := NewEncoder(io.Discard, b.rate, b.channels, b.bitrate); err == nil {
