@@ -1,0 +1,279 @@
+package mp3
+
+import (
+	"math"
+	"math/bits"
+)
+
+// maxQuant is the largest magnitude a linbits table can code: 15 + 2^13 - 1.
+const maxQuant = 15 + 1<<13 - 1
+
+// granule is the coded form of one granule of one channel: the side-info
+// fields and the quantized lines they describe.
+type granule struct {
+	ix         [576]int32 // signed quantized values
+	part23     int        // Huffman bits (no scalefactors are sent)
+	bigValues  int        // pairs in the big_values region
+	count1     int        // quadruples in the count1 region
+	globalGain int
+	table      [3]int
+	region0    int // region0_count
+	region1    int // region1_count
+	count1B    bool
+}
+
+// quantizer holds the per-granule scratch of the rate loop.
+type quantizer struct {
+	sfb    *[23]int
+	cutoff int // lines at and above are zeroed (low-pass)
+	xr34   [576]float64
+	mag    [576]int32 // |ix| for the gain being tried
+
+	// Per scalefactor band, costs of coding its pairs with each table (bits
+	// including sign bits), for the band's part below the big_values end.
+	bandMax  [22]int32
+	bandCost [22][len(smallTables) + 2]int32
+	bandEsc  [22]int32
+}
+
+const (
+	tree16 = len(smallTables)     // bandCost column of tables 16..23 (without linbits)
+	tree24 = len(smallTables) + 1 // bandCost column of tables 24..31
+	noCost = 1 << 24
+)
+
+// quantize finds the smallest global_gain (finest step) whose Huffman
+// coding fits in budget bits and fills g with the result. xr is modified
+// (zeroed above the cut-off).
+func (q *quantizer) quantize(xr *[576]float64, budget int, g *granule) {
+	var peak float64
+	for i := range xr {
+		if i >= q.cutoff {
+			xr[i] = 0
+		}
+		a := math.Abs(xr[i])
+		// |x|^(3/4) as sqrt(x·sqrt(x)): far cheaper than math.Pow.
+		q.xr34[i] = math.Sqrt(a * math.Sqrt(a))
+		peak = max(peak, q.xr34[i])
+	}
+	*g = granule{}
+	if peak == 0 || budget <= 0 {
+		g.globalGain = 210 // any value; nothing is coded
+		return
+	}
+	// The lowest gain whose largest value still fits the linbits tables.
+	lo := 0
+	if r := peak / (maxQuant - 0.5); r > 1 {
+		lo = int(math.Ceil(210 + 16.0/3*math.Log2(r)))
+	}
+	for lo < 255 && int(peak*quantStep[lo]+0.4054) > maxQuant {
+		lo++
+	}
+	// Bits fall (nearly monotonically) as the gain rises; 255 codes every
+	// line as 0 for inputs within full scale, so it always fits.
+	hi := 255
+	if q.bits(peak, hi, g) > budget {
+		hi = 256 // cannot happen for clipped input; code silence instead
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if q.bits(peak, mid, g) <= budget {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	if hi > 255 {
+		*g = granule{globalGain: 210}
+		return
+	}
+	q.bits(peak, hi, g)
+	for i := range g.ix {
+		v := q.mag[i]
+		if xr[i] < 0 {
+			v = -v
+		}
+		g.ix[i] = v
+	}
+}
+
+// bits quantizes with global gain gain, chooses the regions and tables and
+// returns the Huffman bits, recording the choice in g.
+func (q *quantizer) bits(peak float64, gain int, g *granule) int {
+	step := quantStep[gain]
+	if int(peak*step+0.4054) > maxQuant {
+		return math.MaxInt32
+	}
+	end := 0
+	for i := 0; i < q.cutoff; i++ {
+		v := int32(q.xr34[i]*step + 0.4054)
+		q.mag[i] = v
+		if v != 0 {
+			end = i + 1
+		}
+	}
+	for i := q.cutoff; i < 576; i++ {
+		q.mag[i] = 0
+	}
+	g.globalGain = gain
+	end = (end + 1) &^ 1
+	// count1 region: quadruples of magnitudes <= 1 at the top.
+	c1 := end
+	for c1 >= 4 && q.mag[c1-1] <= 1 && q.mag[c1-2] <= 1 && q.mag[c1-3] <= 1 && q.mag[c1-4] <= 1 {
+		c1 -= 4
+	}
+	g.bigValues = c1 / 2
+	g.count1 = (end - c1) / 4
+	var costA, costB int
+	for i := c1; i < end; i += 4 {
+		v := q.mag[i]<<3 | q.mag[i+1]<<2 | q.mag[i+2]<<1 | q.mag[i+3]
+		s := bits.OnesCount32(uint32(v))
+		costA += int(quadCodes[0].len[v]) + s
+		costB += 4 + s
+	}
+	g.count1B = costB < costA
+	total := min(costA, costB)
+	if c1 == 0 {
+		g.table = [3]int{}
+		g.region0, g.region1 = 0, 0
+		g.part23 = total
+		return total
+	}
+	total += q.bigValueBits(c1, g)
+	g.part23 = total
+	return total
+}
+
+// bigValueBits chooses region0_count, region1_count and the three tables
+// for the big_values region [0, n) and returns its Huffman bits.
+func (q *quantizer) bigValueBits(n int, g *granule) int {
+	sfb := q.sfb
+	nb := 0 // bands touching [0, n)
+	for nb < 22 && sfb[nb] < n {
+		b := nb
+		lo, hi := sfb[b], min(sfb[b+1], n)
+		var m int32
+		for i := lo; i < hi; i++ {
+			m = max(m, q.mag[i])
+		}
+		q.bandMax[b] = m
+		q.bandCost[b] = [len(smallTables) + 2]int32{}
+		for t := range smallTables {
+			if int(m) > smallTables[t].max {
+				q.bandCost[b][t] = noCost
+			}
+		}
+		var esc int32
+		for i := lo; i < hi; i += 2 {
+			x, y := q.mag[i], q.mag[i+1]
+			s := int32(0)
+			if x != 0 {
+				s++
+			}
+			if y != 0 {
+				s++
+			}
+			for t, st := range smallTables {
+				if int(m) <= st.max {
+					pc := &pairCodes[st.table]
+					q.bandCost[b][t] += int32(pc.len[int(x)*pc.size+int(y)]) + s
+				}
+			}
+			xe, ye := min(x, 15), min(y, 15)
+			if x >= 15 {
+				esc++
+			}
+			if y >= 15 {
+				esc++
+			}
+			q.bandCost[b][tree16] += int32(pairCodes[16].len[xe*16+ye]) + s
+			q.bandCost[b][tree24] += int32(pairCodes[24].len[xe*16+ye]) + s
+		}
+		q.bandEsc[b] = esc
+		nb++
+	}
+
+	best := math.MaxInt
+	// Region boundaries must fall on band edges (sfb[r0+1], sfb[r0+r1+2]);
+	// boundaries at or past n leave later regions empty.
+	for r0 := 0; r0 < 16; r0++ {
+		b1 := r0 + 1
+		if b1 > nb && r0 > 0 {
+			break
+		}
+		c0, t0 := q.regionCost(0, min(b1, nb))
+		if c0 >= best {
+			continue
+		}
+		for r1 := 0; r1 < 8; r1++ {
+			b2 := r0 + r1 + 2
+			if b2 > 22 || (b2 > nb+1 && r1 > 0) {
+				break
+			}
+			c1, t1 := q.regionCost(min(b1, nb), min(b2, nb))
+			c2, t2 := q.regionCost(min(b2, nb), nb)
+			if c := c0 + c1 + c2; c < best {
+				best = c
+				g.region0, g.region1 = r0, r1
+				g.table = [3]int{t0, t1, t2}
+			}
+		}
+	}
+	return best
+}
+
+// regionCost returns the cheapest table for bands [b0, b1) and its bits.
+func (q *quantizer) regionCost(b0, b1 int) (int, int) {
+	if b0 >= b1 {
+		return 0, 0
+	}
+	var m int32
+	for b := b0; b < b1; b++ {
+		m = max(m, q.bandMax[b])
+	}
+	if m == 0 {
+		return 0, 0
+	}
+	best, table := math.MaxInt, 0
+	if m <= 15 {
+		for t, st := range smallTables {
+			if int(m) > st.max {
+				continue
+			}
+			c := 0
+			for b := b0; b < b1; b++ {
+				c += int(q.bandCost[b][t])
+			}
+			if c < best {
+				best, table = c, st.table
+			}
+		}
+		return best, table
+	}
+	// Escapes: the smallest linbits that holds m-15 in each family.
+	need := bits.Len32(uint32(m - 15))
+	var c16, c24, esc int
+	for b := b0; b < b1; b++ {
+		c16 += int(q.bandCost[b][tree16])
+		c24 += int(q.bandCost[b][tree24])
+		esc += int(q.bandEsc[b])
+	}
+	for t := 16; t < 32; t++ {
+		if linbits[t] < need {
+			continue
+		}
+		c := c16
+		if t >= 24 {
+			c = c24
+		}
+		if c += esc * linbits[t]; c < best {
+			best, table = c, t
+		}
+		if t < 24 {
+			t = 23 // next family
+		} else {
+			break
+		}
+	}
+	return best, table
+}
