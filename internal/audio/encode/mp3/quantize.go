@@ -34,6 +34,9 @@ type quantizer struct {
 	bandMax  [22]int32
 	bandCost [22][len(smallTables) + 2]int32
 	bandEsc  [22]int32
+	pre      [23][len(smallTables) + 2]int32 // prefix sums of bandCost
+	preEsc   [23]int32
+	sufMax   [23]int32 // largest magnitude in bands b..nb-1
 }
 
 const (
@@ -193,87 +196,106 @@ func (q *quantizer) bigValueBits(n int, g *granule) int {
 		nb++
 	}
 
+	// Prefix sums over bands turn every region's cost into a subtraction.
+	for b := 0; b < nb; b++ {
+		for t := range q.pre[b] {
+			q.pre[b+1][t] = q.pre[b][t] + q.bandCost[b][t]
+		}
+		q.preEsc[b+1] = q.preEsc[b] + q.bandEsc[b]
+	}
+	q.sufMax[nb] = 0
+	for b := nb - 1; b >= 0; b-- {
+		q.sufMax[b] = max(q.sufMax[b+1], q.bandMax[b])
+	}
+
 	best := math.MaxInt
 	// Region boundaries must fall on band edges (sfb[r0+1], sfb[r0+r1+2]);
 	// boundaries at or past n leave later regions empty.
+	var m0 int32
 	for r0 := 0; r0 < 16; r0++ {
-		b1 := r0 + 1
-		if b1 > nb && r0 > 0 {
-			break
-		}
-		c0, t0 := q.regionCost(0, min(b1, nb))
+		b1 := min(r0+1, nb)
+		m0 = max(m0, q.bandMax[b1-1])
+		c0, t0 := q.regionCost(0, b1, m0)
 		if c0 >= best {
-			continue
+			break // region0 only grows
 		}
+		var m1 int32
 		for r1 := 0; r1 < 8; r1++ {
 			b2 := r0 + r1 + 2
-			if b2 > 22 || (b2 > nb+1 && r1 > 0) {
+			if b2 > 22 {
 				break
 			}
-			c1, t1 := q.regionCost(min(b1, nb), min(b2, nb))
-			c2, t2 := q.regionCost(min(b2, nb), nb)
+			b2 = min(b2, nb)
+			if b2 > b1 {
+				m1 = max(m1, q.bandMax[b2-1])
+			}
+			c1, t1 := q.regionCost(b1, b2, m1)
+			c2, t2 := q.regionCost(b2, nb, q.sufMax[b2])
 			if c := c0 + c1 + c2; c < best {
 				best = c
 				g.region0, g.region1 = r0, r1
 				g.table = [3]int{t0, t1, t2}
 			}
+			if b2 == nb {
+				break // later region1 sizes code the same
+			}
+		}
+		if b1 == nb {
+			break
 		}
 	}
 	return best
 }
 
-// regionCost returns the cheapest table for bands [b0, b1) and its bits.
-func (q *quantizer) regionCost(b0, b1 int) (int, int) {
-	if b0 >= b1 {
+// regionCost returns the bits and the cheapest table for bands [b0, b1),
+// whose largest magnitude is m.
+func (q *quantizer) regionCost(b0, b1 int, m int32) (int, int) {
+	if b0 >= b1 || m == 0 {
 		return 0, 0
 	}
-	var m int32
-	for b := b0; b < b1; b++ {
-		m = max(m, q.bandMax[b])
-	}
-	if m == 0 {
-		return 0, 0
-	}
+	lo, hi := &q.pre[b0], &q.pre[b1]
 	best, table := math.MaxInt, 0
 	if m <= 15 {
-		for t, st := range smallTables {
-			if int(m) > st.max {
-				continue
-			}
-			c := 0
-			for b := b0; b < b1; b++ {
-				c += int(q.bandCost[b][t])
-			}
-			if c < best {
-				best, table = c, st.table
+		for t := firstTable[m]; t < len(smallTables); t++ {
+			if c := int(hi[t] - lo[t]); c < best {
+				best, table = c, smallTables[t].table
 			}
 		}
 		return best, table
 	}
 	// Escapes: the smallest linbits that holds m-15 in each family.
-	need := bits.Len32(uint32(m - 15))
-	var c16, c24, esc int
-	for b := b0; b < b1; b++ {
-		c16 += int(q.bandCost[b][tree16])
-		c24 += int(q.bandCost[b][tree24])
-		esc += int(q.bandEsc[b])
-	}
-	for t := 16; t < 32; t++ {
-		if linbits[t] < need {
-			continue
-		}
-		c := c16
-		if t >= 24 {
-			c = c24
-		}
-		if c += esc * linbits[t]; c < best {
-			best, table = c, t
-		}
-		if t < 24 {
-			t = 23 // next family
-		} else {
-			break
-		}
+	esc := int(q.preEsc[b1] - q.preEsc[b0])
+	t16, t24 := escTable[bits.Len32(uint32(m-15))][0], escTable[bits.Len32(uint32(m-15))][1]
+	best, table = int(hi[tree16]-lo[tree16])+esc*linbits[t16], t16
+	if c := int(hi[tree24]-lo[tree24]) + esc*linbits[t24]; c < best {
+		best, table = c, t24
 	}
 	return best, table
+}
+
+// firstTable[m] is the index in smallTables of the first table that can
+// code magnitude m; escTable[n] the tables of the 16 and 24 families with
+// the fewest linbits >= n.
+var (
+	firstTable [16]int
+	escTable   [14][2]int
+)
+
+func init() {
+	for m := range firstTable {
+		for firstTable[m] = 0; smallTables[firstTable[m]].max < m; firstTable[m]++ {
+		}
+	}
+	for n := range escTable {
+		for t := 23; t >= 16; t-- {
+			if linbits[t] >= n {
+				escTable[n][0] = t
+			}
+		}
+		for t := 31; t >= 24; t-- {
+			if linbits[t] >= n {
+				escTable[n][1] = t
+			}
+		}
+	}
 }
