@@ -11,9 +11,10 @@ var (
 	// analysisWin[j] is C[511-j]: the window applied to the j-th oldest
 	// sample of the 512 in the filter's history.
 	analysisWin [512]float64
-	// matrix[k][i] = cos((2k+1)(i-16)π/64), the standard's M[k][i],
-	// stored for i = 0..63.
-	matrix [32][64]float64
+	// matrix[k][m] = cos((2k+1)mπ/64): the standard's M[k][i] =
+	// cos((2k+1)(i-16)π/64) folded by its symmetries to m = 0..31 (see
+	// analyze).
+	matrix [32][32]float64
 	// mdctCos[k][i] = sin-window(i)·cos(π/72·(2i+19)(2k+1))/9.
 	mdctCos [18][36]float64
 	// Encoder-sense alias-reduction butterflies: the inverse rotation of the
@@ -30,7 +31,7 @@ func init() {
 	}
 	for k := range matrix {
 		for i := range matrix[k] {
-			matrix[k][i] = math.Cos(float64((2*k+1)*(i-16)) * math.Pi / 64)
+			matrix[k][i] = math.Cos(float64((2*k+1)*i) * math.Pi / 64)
 		}
 	}
 	for k := range mdctCos {
@@ -66,6 +67,7 @@ type channelState struct {
 // xr (alias-reduced, subband-major: line 18*sb+k), then shifts the history.
 func (c *channelState) analyze(xr *[576]float64) {
 	var y [64]float64
+	var a [32]float64
 	for slot := 0; slot < 18; slot++ {
 		// Windowing and the 8-fold partial sums of the standard's Z and Y;
 		// x is chronological, so X[i] of the standard is x[511-i].
@@ -78,11 +80,21 @@ func (c *channelState) analyze(xr *[576]float64) {
 			}
 			y[i] = s
 		}
+		// M[k][i] depends on m = i-16 through cos((2k+1)mπ/64), which is
+		// even in m and odd about m = 32 (and zero there), so 64 inputs fold
+		// into 32 before the matrix multiply.
+		a[0] = y[16]
+		for m := 1; m <= 16; m++ {
+			a[m] = y[16+m] + y[16-m]
+		}
+		for m := 17; m < 32; m++ {
+			a[m] = y[16+m] - y[80-m]
+		}
 		for k := 0; k < 32; k++ {
-			m := &matrix[k]
+			mk := &matrix[k]
 			var s float64
-			for i := 0; i < 64; i++ {
-				s += m[i] * y[i]
+			for m := 0; m < 32; m++ {
+				s += mk[m] * a[m]
 			}
 			c.cur[k][slot] = s
 		}
