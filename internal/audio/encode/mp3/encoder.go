@@ -18,7 +18,11 @@ const (
 // cross-correlation in TestDelay.
 const delay = 1057
 
-// ErrClosed is returned by Write and Flush after Close.
+// maxPending bounds the encoded bytes held back within one Write, so a
+// long input is written in pieces instead of growing one buffer.
+const maxPending = 32 << 10
+
+// ErrClosed is returned by Write after Close.
 var ErrClosed = errors.New("mp3: encoder is closed")
 
 // SupportedRate reports whether sampleRate can be encoded directly: 32000,
@@ -224,6 +228,11 @@ func (e *Encoder) Write(samples []float32) error {
 		e.fed += int64(n)
 		if e.fill == 576 {
 			e.granule()
+			if len(e.out) >= maxPending {
+				if err := e.writeOut(); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return e.writeOut()

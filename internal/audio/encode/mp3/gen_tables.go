@@ -32,7 +32,7 @@ func main() {
 	}
 	dir := strings.TrimSpace(string(out))
 	huff := parseUints(filepath.Join(dir, "internal/huffman/huffman.go"), "huffmanTable")
-	main := parseMain(filepath.Join(dir, "internal/huffman/huffman.go"))
+	trees := parseMain(filepath.Join(dir, "internal/huffman/huffman.go"))
 	window := parseFloats(filepath.Join(dir, "internal/frame/frame.go"), "synthDtbl")
 	if len(window) != 512 {
 		log.Fatalf("synthDtbl has %d values, want 512", len(window))
@@ -49,7 +49,7 @@ func main() {
 		if !ok {
 			continue
 		}
-		m := main[t]
+		m := trees[t]
 		codes := walk(huff[m.off:m.off+m.len], false)
 		cw := make([]string, size*size)
 		ln := make([]string, size*size)
@@ -73,7 +73,7 @@ func main() {
 	b.WriteString("}\n\n")
 	b.WriteString("// quadCodes holds count1 tables A (0) and B (1): code word and length of each quadruple v<<3|w<<2|x<<1|y, without signs.\nvar quadCodes = [2]quadCode{\n")
 	for i, t := range []int{32, 33} {
-		m := main[t]
+		m := trees[t]
 		codes := walk(huff[m.off:m.off+m.len], true)
 		var cw, ln []string
 		for v := 0; v < 16; v++ {

@@ -311,3 +311,37 @@ func TestWriteDoesNotAllocate(t *testing.T) {
 		t.Errorf("Write allocates %.1f times per call in steady state", allocs)
 	}
 }
+
+type countingWriter struct {
+	bytes.Buffer
+	calls int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.calls++
+	return w.Buffer.Write(p)
+}
+
+// TestLargeWrite: one long Write reaches the writer in bounded pieces and
+// yields the same stream as small Writes.
+func TestLargeWrite(t *testing.T) {
+	x, rate, _ := readWAV(t, speechFile)
+	st := make([]float32, 2*len(x))
+	for i, v := range x {
+		st[2*i], st[2*i+1] = v, -v
+	}
+	var w countingWriter
+	e, _ := NewEncoder(&w, rate, 2, 320000)
+	if err := e.Write(st); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w.calls < w.Len()/maxPending {
+		t.Errorf("%d bytes reached the writer in %d calls; want pieces of at most about %d bytes", w.Len(), w.calls, maxPending)
+	}
+	if !bytes.Equal(w.Bytes(), encode(t, st, rate, 2, 320000, 1152)) {
+		t.Error("one large Write and many small ones give different streams")
+	}
+}
