@@ -65,7 +65,10 @@ type Encoder struct {
 	frameBase, padRem, padDen, padAcc int
 
 	sfb   *[23]int
-	q     quantizer
+	q     [2][2]quantizer // [granule][channel]
+	// lastGain is the previous frame's common global_gain, where the next
+	// frame's search starts.
+	lastGain int
 	ch    [2]channelState
 	lines [2][2][576]float64 // MDCT lines of the frame being built: [granule][channel]
 	gr    granule
@@ -148,9 +151,14 @@ func NewEncoder(w io.Writer, sampleRate, channels, bitrate int) (*Encoder, error
 	default:
 		e.sideLen = 17
 	}
-	e.q.sfb = e.sfb
-	e.q.cutoff = cutoffLine(sampleRate, bitrate/channels)
+	for gr := range e.q {
+		for c := range e.q[gr] {
+			e.q[gr][c].sfb = e.sfb
+			e.q[gr][c].cutoff = cutoffLine(sampleRate, bitrate/channels)
+		}
+	}
 	e.frame = make([]byte, e.frameBase+1)
+	e.lastGain = 160 // a typical gain for speech; only a starting point
 	return e, nil
 }
 
@@ -252,6 +260,102 @@ func (e *Encoder) granule() {
 	}
 }
 
+// frameGains chooses every granule's global_gain for a frame of budget
+// main-data bits. First one gain for the whole frame, the finest that fits,
+// which spreads the noise evenly over the frame's granules and channels;
+// then, in order, each granule lowers its own gain into the bits the
+// others left unused.
+func (e *Encoder) frameGains(budget int) [2][2]int {
+	var gains [2][2]int
+	g := &e.gr
+	for gr := 0; gr < e.granules; gr++ {
+		for c := 0; c < e.channels; c++ {
+			e.q[gr][c].prepare(&e.lines[gr][c])
+		}
+	}
+	// fits reports whether gain, used everywhere, fits the frame; it
+	// returns the bits used.
+	fits := func(gain int) (int, bool) {
+		total := 0
+		for gr := 0; gr < e.granules; gr++ {
+			for c := 0; c < e.channels; c++ {
+				q := &e.q[gr][c]
+				if q.silent() {
+					continue
+				}
+				b := q.bits(max(gain, q.lo), g)
+				if b > 4095 { // part2_3_length has 12 bits
+					return 0, false
+				}
+				total += b
+			}
+		}
+		return total, total <= budget
+	}
+	// Find the boundary by galloping from the previous frame's gain
+	// (speech changes level slowly, so this takes fewer trials than a
+	// plain binary search), then bisecting. 255 codes in-range input as
+	// zeros, so it always fits.
+	lo, hi := 0, 255
+	g0 := min(max(e.lastGain, 0), 255)
+	if _, ok := fits(g0); ok {
+		hi = g0
+		for step := 1; hi > 0; step *= 2 {
+			t := max(hi-step, 0)
+			if _, ok := fits(t); !ok {
+				lo = t + 1
+				break
+			}
+			hi = t
+		}
+	} else {
+		lo = g0 + 1
+		for step := 1; lo < 255; step *= 2 {
+			t := min(lo+step, 255)
+			if _, ok := fits(t); ok {
+				hi = t
+				break
+			}
+			lo = t + 1
+		}
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if _, ok := fits(mid); ok {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	e.lastGain = hi
+	used, _ := fits(hi)
+	spare := budget - used
+	for gr := 0; gr < e.granules; gr++ {
+		for c := 0; c < e.channels; c++ {
+			q := &e.q[gr][c]
+			gain := max(hi, q.lo)
+			gains[gr][c] = gain
+			if q.silent() || spare <= 0 || gain == q.lo {
+				continue
+			}
+			// Lower the gain step by step while the spare bits last; the
+			// spare is usually a few steps' worth.
+			b := q.bits(gain, g)
+			for gain > q.lo {
+				nb := q.bits(gain-1, g)
+				if nb > min(4095, b+spare) {
+					break
+				}
+				gain--
+				spare -= nb - b
+				b = nb
+			}
+			gains[gr][c] = gain
+		}
+	}
+	return gains
+}
+
 // codeFrame quantizes and writes the frame whose granules are in e.lines.
 func (e *Encoder) codeFrame() {
 	size := e.frameBase
@@ -278,15 +382,11 @@ func (e *Encoder) codeFrame() {
 		side.put(0, 7-2*e.channels) // private bits: 5 mono, 3 stereo
 		side.put(0, 4*e.channels)   // scfsi
 	}
-	remaining := len(main.buf) * 8
-	parts := e.granules * e.channels
+	gains := e.frameGains(len(main.buf) * 8)
 	g := &e.gr
 	for gr := 0; gr < e.granules; gr++ {
 		for c := 0; c < e.channels; c++ {
-			// Each granule may use its share of what the earlier ones left.
-			budget := min(4095, remaining/parts)
-			parts--
-			e.q.quantize(&e.lines[gr][c], budget, g)
+			e.q[gr][c].finish(gains[gr][c], g)
 			start := main.pos
 			main.writeHuffman(g, e.sfb)
 			if main.pos-start != g.part23 {
@@ -295,7 +395,6 @@ func (e *Encoder) codeFrame() {
 				e.err = fmt.Errorf("mp3: internal error: granule wrote %d bits, counted %d", main.pos-start, g.part23)
 				return
 			}
-			remaining -= g.part23
 
 			side.put(uint32(g.part23), 12)
 			side.put(uint32(g.bigValues), 9)

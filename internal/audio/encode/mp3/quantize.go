@@ -26,6 +26,9 @@ type granule struct {
 type quantizer struct {
 	sfb    *[23]int
 	cutoff int // lines at and above are zeroed (low-pass)
+	xr     *[576]float64
+	peak   float64 // largest xr34
+	lo     int     // smallest gain that keeps every value codable
 	xr34   [576]float64
 	mag    [576]int32 // |ix| for the gain being tried
 
@@ -45,11 +48,11 @@ const (
 	noCost = 1 << 24
 )
 
-// quantize finds the smallest global_gain (finest step) whose Huffman
-// coding fits in budget bits and fills g with the result. xr is modified
-// (zeroed above the cut-off).
-func (q *quantizer) quantize(xr *[576]float64, budget int, g *granule) {
-	var peak float64
+// prepare takes a granule's MDCT lines (zeroing them above the cut-off)
+// and computes what every trial quantization needs.
+func (q *quantizer) prepare(xr *[576]float64) {
+	q.xr = xr
+	q.peak = 0
 	for i := range xr {
 		if i >= q.cutoff {
 			xr[i] = 0
@@ -57,43 +60,31 @@ func (q *quantizer) quantize(xr *[576]float64, budget int, g *granule) {
 		a := math.Abs(xr[i])
 		// |x|^(3/4) as sqrt(x·sqrt(x)): far cheaper than math.Pow.
 		q.xr34[i] = math.Sqrt(a * math.Sqrt(a))
-		peak = max(peak, q.xr34[i])
-	}
-	*g = granule{}
-	if peak == 0 || budget <= 0 {
-		g.globalGain = 210 // any value; nothing is coded
-		return
+		q.peak = max(q.peak, q.xr34[i])
 	}
 	// The lowest gain whose largest value still fits the linbits tables.
-	lo := 0
-	if r := peak / (maxQuant - 0.5); r > 1 {
-		lo = int(math.Ceil(210 + 16.0/3*math.Log2(r)))
+	q.lo = 0
+	if r := q.peak / (maxQuant - 0.5); r > 1 {
+		q.lo = int(math.Ceil(210 + 16.0/3*math.Log2(r)))
 	}
-	for lo < 255 && int(peak*quantStep[lo]+0.4054) > maxQuant {
-		lo++
+	for q.lo < 255 && int(q.peak*quantStep[q.lo]+0.4054) > maxQuant {
+		q.lo++
 	}
-	// Bits fall (nearly monotonically) as the gain rises; 255 codes every
-	// line as 0 for inputs within full scale, so it always fits.
-	hi := 255
-	if q.bits(peak, hi, g) > budget {
-		hi = 256 // cannot happen for clipped input; code silence instead
-	}
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if q.bits(peak, mid, g) <= budget {
-			hi = mid
-		} else {
-			lo = mid + 1
-		}
-	}
-	if hi > 255 {
-		*g = granule{globalGain: 210}
+}
+
+// silent reports whether the granule has nothing to code.
+func (q *quantizer) silent() bool { return q.peak == 0 }
+
+// finish quantizes with gain and fills g, signs included.
+func (q *quantizer) finish(gain int, g *granule) {
+	*g = granule{globalGain: 210} // for silence: any gain, nothing coded
+	if q.silent() {
 		return
 	}
-	q.bits(peak, hi, g)
+	q.bits(gain, g)
 	for i := range g.ix {
 		v := q.mag[i]
-		if xr[i] < 0 {
+		if q.xr[i] < 0 {
 			v = -v
 		}
 		g.ix[i] = v
@@ -102,9 +93,9 @@ func (q *quantizer) quantize(xr *[576]float64, budget int, g *granule) {
 
 // bits quantizes with global gain gain, chooses the regions and tables and
 // returns the Huffman bits, recording the choice in g.
-func (q *quantizer) bits(peak float64, gain int, g *granule) int {
+func (q *quantizer) bits(gain int, g *granule) int {
 	step := quantStep[gain]
-	if int(peak*step+0.4054) > maxQuant {
+	if int(q.peak*step+0.4054) > maxQuant {
 		return math.MaxInt32
 	}
 	end := 0
@@ -208,6 +199,12 @@ func (q *quantizer) bigValueBits(n int, g *granule) int {
 		q.sufMax[b] = max(q.sufMax[b+1], q.bandMax[b])
 	}
 
+	// Region 2 runs from band b2 to the end: its cost depends on b2 only.
+	var c2s, t2s [23]int
+	for b2 := 0; b2 <= nb; b2++ {
+		c2s[b2], t2s[b2] = q.regionCost(b2, nb, q.sufMax[b2])
+	}
+
 	best := math.MaxInt
 	// Region boundaries must fall on band edges (sfb[r0+1], sfb[r0+r1+2]);
 	// boundaries at or past n leave later regions empty.
@@ -230,7 +227,7 @@ func (q *quantizer) bigValueBits(n int, g *granule) int {
 				m1 = max(m1, q.bandMax[b2-1])
 			}
 			c1, t1 := q.regionCost(b1, b2, m1)
-			c2, t2 := q.regionCost(b2, nb, q.sufMax[b2])
+			c2, t2 := c2s[b2], t2s[b2]
 			if c := c0 + c1 + c2; c < best {
 				best = c
 				g.region0, g.region1 = r0, r1
