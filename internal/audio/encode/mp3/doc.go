@@ -58,7 +58,8 @@
 // sample alignment drops the first 1057 samples. Close pads the input with
 // silence until the last input sample, delayed, is inside a complete
 // frame; a decoded stream is thus n+1057 samples rounded up to whole
-// frames (1152 samples, or 576 at the MPEG-2 rates).
+// frames (1152 samples, or 576 at the MPEG-2 rates), and at least two
+// frames, because ffmpeg does not recognize a file of one frame.
 //
 // # Quality
 //

@@ -64,17 +64,17 @@ type Encoder struct {
 	// (44.1 and 22.05 kHz).
 	frameBase, padRem, padDen, padAcc int
 
-	sfb   *[23]int
-	q     [2][2]quantizer // [granule][channel]
+	sfb *[23]int
+	q   [2][2]quantizer // [granule][channel]
 	// lastGain is the previous frame's common global_gain, where the next
 	// frame's search starts.
 	lastGain int
-	ch    [2]channelState
-	lines [2][2][576]float64 // MDCT lines of the frame being built: [granule][channel]
-	gr    granule
-	fill  int   // samples per channel waiting in ch[c].pcm[histLen:]
-	fed   int64 // input samples per channel so far
-	coded int64 // samples per channel turned into frames so far
+	ch       [2]channelState
+	lines    [2][2][576]float64 // MDCT lines of the frame being built: [granule][channel]
+	gr       granule
+	fill     int   // samples per channel waiting in ch[c].pcm[histLen:]
+	fed      int64 // input samples per channel so far
+	coded    int64 // samples per channel turned into frames so far
 
 	out    []byte // encoded frames not yet written to w
 	frame  []byte
@@ -447,8 +447,9 @@ func (e *Encoder) Flush() error {
 }
 
 // Close pads the input with silence until every input sample, delayed by
-// Delay, is inside a complete frame, writes those frames, and does not
-// close the underlying writer. The stream has no trailer (no ID3 or Xing
+// Delay, is inside a complete frame (and the stream has at least two
+// frames, which ffmpeg needs to recognize it), writes those frames, and
+// does not close the underlying writer. The stream has no trailer (no ID3 or Xing
 // tag), so encoded streams can be concatenated.
 func (e *Encoder) Close() error {
 	if e.closed {
@@ -458,8 +459,10 @@ func (e *Encoder) Close() error {
 	if e.err != nil {
 		return e.err
 	}
-	need := e.fed + delay
 	frameLen := int64(576 * e.granules)
+	// ffmpeg cannot open a file of a single frame (its probe looks for a
+	// second header), so even the shortest stream gets two.
+	need := max(e.fed+delay, 2*frameLen)
 	for e.fill > 0 || e.coded < need || e.coded%frameLen != 0 {
 		for c := 0; c < e.channels; c++ {
 			clear(e.ch[c].pcm[histLen+e.fill:])

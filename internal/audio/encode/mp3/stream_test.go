@@ -345,3 +345,19 @@ func TestLargeWrite(t *testing.T) {
 		t.Error("one large Write and many small ones give different streams")
 	}
 }
+
+// TestShortInputs: even empty input gives a stream that ffmpeg opens (it
+// rejects a file of one frame): two frames of silence.
+func TestShortInputs(t *testing.T) {
+	for _, n := range []int{0} { // ffmpeg is slow to start; one case covers the rule
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = 0.25
+		}
+		dec := ffmpegDecode(t, encode(t, x, 48000, 1, 0, 0), 1, 48000)
+		want := max((n+delay+1151)/1152, 2) * 1152
+		if len(dec) != want {
+			t.Errorf("%d samples in: %d decoded, want %d", n, len(dec), want)
+		}
+	}
+}
