@@ -74,7 +74,8 @@
 //
 // # Cost
 //
-// BenchmarkEncode: encoding 48 kHz mono speech takes about 0.7 % of one
-// core (real-time factor 0.007) and Write does not allocate in steady
-// state.
+// BenchmarkEncode: encoding 48 kHz mono speech at the default bitrate
+// takes under 1 % of one core (real-time factor about 0.008 in CPU time)
+// and Write does not allocate in steady state. An Encoder holds about
+// 100 kB of state.
 package mp3

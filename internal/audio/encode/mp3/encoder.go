@@ -22,6 +22,11 @@ const delay = 1057
 // long input is written in pieces instead of growing one buffer.
 const maxPending = 32 << 10
 
+// ErrUnsupported is wrapped by NewEncoder's errors for a sample rate,
+// channel count or bitrate the format cannot carry, so that callers can
+// tell a request they must change (or resample) from an internal fault.
+var ErrUnsupported = errors.New("unsupported MP3 parameters")
+
 // ErrClosed is returned by Write after Close.
 var ErrClosed = errors.New("mp3: encoder is closed")
 
@@ -92,10 +97,10 @@ func NewEncoder(w io.Writer, sampleRate, channels, bitrate int) (*Encoder, error
 		return nil, errors.New("mp3: nil writer")
 	}
 	if !SupportedRate(sampleRate) {
-		return nil, fmt.Errorf("mp3: sample rate %d Hz is not supported (use 16000, 22050, 24000, 32000, 44100 or 48000)", sampleRate)
+		return nil, fmt.Errorf("mp3: sample rate %d Hz: %w (use 16000, 22050, 24000, 32000, 44100 or 48000)", sampleRate, ErrUnsupported)
 	}
 	if channels != 1 && channels != 2 {
-		return nil, fmt.Errorf("mp3: %d channels; must be 1 or 2", channels)
+		return nil, fmt.Errorf("mp3: %d channels: %w (must be 1 or 2)", channels, ErrUnsupported)
 	}
 	if bitrate == 0 {
 		bitrate = DefaultMonoBitrate
@@ -117,7 +122,7 @@ func NewEncoder(w io.Writer, sampleRate, channels, bitrate int) (*Encoder, error
 		}
 	}
 	if brIdx == 0 {
-		return nil, fmt.Errorf("mp3: bitrate %d bit/s is not available at %d Hz (allowed: %v)", bitrate, sampleRate, SupportedBitrates(sampleRate))
+		return nil, fmt.Errorf("mp3: bitrate %d bit/s at %d Hz: %w (allowed: %v)", bitrate, sampleRate, ErrUnsupported, SupportedBitrates(sampleRate))
 	}
 
 	// Bytes per frame = samples per frame / 8 · bitrate / rate.

@@ -253,8 +253,8 @@ func TestNewEncoderErrors(t *testing.T) {
 		{"negative bitrate", 48000, 1, -64000},
 	}
 	for _, tt := range tests {
-		if _, err := NewEncoder(new(bytes.Buffer), tt.rate, tt.channels, tt.bitrate); err == nil {
-			t.Errorf("%s: no error", tt.name)
+		if _, err := NewEncoder(new(bytes.Buffer), tt.rate, tt.channels, tt.bitrate); !errors.Is(err, ErrUnsupported) {
+			t.Errorf("%s: error %v, want ErrUnsupported", tt.name, err)
 		}
 	}
 	if _, err := NewEncoder(nil, 48000, 1, 0); err == nil {
