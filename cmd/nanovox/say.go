@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/audio/encode"
 	"github.com/nanovox/nanovox/internal/engine"
 )
 
@@ -23,6 +25,8 @@ type sayOptions struct {
 	refAudio, voice, dataDir string
 	text, textFile           string
 	out, format              string
+	sampleRate, bitrate      int
+	speed                    float64
 	channels                 int
 	seed                     int64
 	greedy                   bool
@@ -38,12 +42,14 @@ func newSayCmd() *cobra.Command {
 	o := &sayOptions{}
 	cmd := &cobra.Command{
 		Use:   "say --ref-audio CLIP --text TEXT --out FILE",
-		Short: "Speak text in the voice of a reference clip and write a WAV (or raw PCM) file",
+		Short: "Speak text in the voice of a reference clip and write an audio file",
 		Long: `say clones the voice of a short reference clip (0.5–30 s; WAV, FLAC or MP3,
 any sample rate, mono or stereo) and speaks the text with it. Text comes from
---text, --text-file or standard input. The output is 48 kHz 16-bit PCM, mono
-by default (the model's stereo averaged) or stereo with --channels 2, written
-atomically: an error or Ctrl-C leaves no partial file.`,
+--text, --text-file or standard input. The output format follows --out's
+extension (.mp3, .opus/.ogg, .aac, .flac, .wav, .pcm/.raw; --format
+overrides it, WAV otherwise), at 48 kHz (--sample-rate), mono by default (the
+model's stereo averaged) or stereo with --channels 2, written atomically: an
+error or Ctrl-C leaves no partial file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSay(cmd.Context(), cmd, o)
@@ -57,7 +63,10 @@ atomically: an error or Ctrl-C leaves no partial file.`,
 	f.StringVar(&o.text, "text", "", "text to speak")
 	f.StringVar(&o.textFile, "text-file", "", "read the text from this file")
 	f.StringVarP(&o.out, "out", "o", "", "output file ('-' for standard output)")
-	f.StringVar(&o.format, "format", "wav", "output format: wav or pcm (raw 16-bit little-endian)")
+	f.StringVar(&o.format, "format", "", "output format: mp3, opus, aac, flac, wav or pcm (raw 16-bit little-endian) (default: from --out's extension, else wav)")
+	f.IntVar(&o.sampleRate, "sample-rate", 0, "output sample rate, 8000–48000 Hz (default: the model's, 48000)")
+	f.IntVar(&o.bitrate, "bitrate", 0, "bitrate of mp3, opus and aac in bits/s (default: the codec's for speech)")
+	f.Float64Var(&o.speed, "speed", 1, "speaking rate, 0.25–4 (pitch is kept)")
 	f.IntVar(&o.channels, "channels", 1, "output channels: 1 (stereo averaged to mono) or 2 (native stereo)")
 	f.Int64Var(&o.seed, "seed", -1, "random seed (default: random, printed)")
 	f.BoolVar(&o.greedy, "greedy", false, "greedy decoding (argmax) instead of sampling")
@@ -94,8 +103,17 @@ func (o *sayOptions) validate(cmd *cobra.Command) error {
 	if l := strings.ToLower(strings.TrimSpace(o.language)); l != "auto" && l != "" {
 		return usagef("--language %q is not supported: only auto (the model speaks the language of the text)", o.language)
 	}
-	if o.format != "wav" && o.format != "pcm" {
-		return usagef("--format %q is not supported (wav, pcm)", o.format)
+	if _, err := o.outputFormat(); err != nil {
+		return err
+	}
+	if o.sampleRate != 0 && (o.sampleRate < encode.MinSampleRate || o.sampleRate > encode.MaxSampleRate) {
+		return usagef("--sample-rate must be in [%d, %d] Hz, is %d", encode.MinSampleRate, encode.MaxSampleRate, o.sampleRate)
+	}
+	if !(o.speed >= encode.MinSpeed && o.speed <= encode.MaxSpeed) {
+		return usagef("--speed must be in [%g, %g], is %v", encode.MinSpeed, encode.MaxSpeed, o.speed)
+	}
+	if err := checkOut(o.out); err != nil {
+		return err
 	}
 	if o.channels != 1 && o.channels != 2 {
 		return usagef("--channels must be 1 or 2, is %d", o.channels)
@@ -110,6 +128,49 @@ func (o *sayOptions) validate(cmd *cobra.Command) error {
 	if o.text != "" && o.textFile != "" {
 		return usagef("--text and --text-file are mutually exclusive")
 	}
+	return nil
+}
+
+// outputFormat is --format, else the format --out's extension names, else
+// WAV.
+func (o *sayOptions) outputFormat() (encode.Format, error) {
+	if o.format != "" {
+		f, err := encode.ParseFormat(strings.ToLower(o.format))
+		if err != nil {
+			return 0, usagef("--format %q is not supported (mp3, opus, aac, flac, wav, pcm)", o.format)
+		}
+		return f, nil
+	}
+	if f, ok := encode.FormatForPath(o.out); ok {
+		return f, nil
+	}
+	return encode.WAV, nil
+}
+
+// checkOut reports, before anything is loaded, an --out that cannot be
+// written: a directory, or a file in a directory that does not exist or
+// does not let us create the temporary file the output is written to.
+func checkOut(path string) error {
+	if path == "-" {
+		return nil
+	}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return usagef("--out %s is a directory; give a file name", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return usagef("--out %s: directory %s does not exist", path, dir)
+	}
+	if !fi.IsDir() {
+		return usagef("--out %s: %s is not a directory", path, dir)
+	}
+	f, err := os.CreateTemp(dir, ".nanovox-check-*")
+	if err != nil {
+		return usagef("--out %s: cannot write in %s: %v", path, dir, errors.Unwrap(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
 	return nil
 }
 
@@ -253,41 +314,29 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 	var codes codesFile
 	codes.TextChunks = chunks
 	codes.FramesPerChunk = make([]int, len(chunks))
-	var written int64
+	format, _ := o.outputFormat()
+	var samples int64 // per channel, at the model's rate
 	write := func(w io.Writer) error {
-		var sink interface {
-			Write([]byte) (int, error)
+		out, err := encode.NewOutput(w, encode.OutputOptions{
+			Format: format, InRate: info.SampleRate, InChannels: info.Channels, Channels: o.channels,
+			SampleRate: o.sampleRate, Bitrate: o.bitrate, Speed: o.speed,
+		})
+		if err != nil {
+			return err
 		}
-		var wav *audio.WAVWriter
-		if o.format == "wav" {
-			wav, err = audio.NewWAVWriter(w, info.SampleRate, o.channels)
-			if err != nil {
-				return err
+		err = engine.Run(ctx, fam, job, func(eo engine.Output) error {
+			if eo.Frame != nil {
+				codes.Frames = append(codes.Frames, append([]int(nil), eo.Frame...))
+				codes.FramesPerChunk[eo.Chunk]++
 			}
-			sink = wav
-		} else {
-			sink = w
-		}
-		var buf []byte
-		err := engine.Run(ctx, fam, job, func(out engine.Output) error {
-			if out.Frame != nil {
-				codes.Frames = append(codes.Frames, append([]int(nil), out.Frame...))
-				codes.FramesPerChunk[out.Chunk]++
+			if eo.ChunkEnd {
+				prog.chunkDone(eo.Chunk + 1)
 			}
-			if out.ChunkEnd {
-				prog.chunkDone(out.Chunk + 1)
-			}
-			if len(out.Samples) == 0 {
+			if len(eo.Samples) == 0 {
 				return nil
 			}
-			if o.channels == 1 {
-				buf = audio.AppendPCM16Mono(buf[:0], out.Samples)
-			} else {
-				buf = audio.AppendPCM16(buf[:0], out.Samples)
-			}
-			n, err := sink.Write(buf)
-			written += int64(n)
-			return err
+			samples += int64(len(eo.Samples) / info.Channels)
+			return out.Write(eo.Samples)
 		})
 		if err != nil {
 			return err
@@ -295,10 +344,7 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 		if len(codes.Frames) == 0 {
 			return errors.New("the model generated no audio (it chose to stop at once); try another --seed or --greedy")
 		}
-		if wav != nil {
-			return wav.Close()
-		}
-		return nil
+		return out.Close()
 	}
 	if o.out == "-" {
 		err = write(cmd.OutOrStdout())
@@ -325,7 +371,7 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 			return err
 		}
 	}
-	dur := float64(written) / float64(2*o.channels*info.SampleRate)
+	dur := float64(samples) / float64(info.SampleRate) / o.speed
 	rtf := math.Inf(1)
 	if dur > 0 {
 		rtf = wall.Seconds() / dur

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/nanovox/nanovox/internal/audio/encode"
 	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/server"
 	"github.com/nanovox/nanovox/internal/voice"
@@ -31,6 +32,11 @@ type serveOptions struct {
 	idleWrite, shutdown, drainGrace           time.Duration
 	idleRelease                               time.Duration
 	prefixCacheMB, maxVoices, maxFrames       int
+	defaultFormat                             string
+	sampleRate                                int
+	strictParams, publicLists                 bool
+	defaultVoice                              string
+	voiceAliases                              []string
 }
 
 // defaultStreams sizes the generation slots to the machine: batching makes
@@ -58,6 +64,12 @@ See docs/configuration.md.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8000", "listen address (host:port)")
 	f.StringVar(&o.apiKey, "api-key", "", "require this key as 'Authorization: Bearer KEY' or 'x-api-key' on /v1/ endpoints")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&o.defaultFormat, "default-format", "mp3", "response_format of requests that name none: mp3 (OpenAI's default), opus, aac, flac, wav or pcm")
+	f.IntVar(&o.sampleRate, "sample-rate", 0, "output sample rate of requests that send no sample_rate, 8000–48000 Hz (default: the model's, 48000; OpenAI's pcm is 24000)")
+	f.BoolVar(&o.strictParams, "strict-params", false, "answer 400 to unknown request parameters instead of ignoring them (they are listed in X-Ignored-Parameters either way)")
+	f.StringVar(&o.defaultVoice, "default-voice", "", "saved voice for requests that send no voice or an OpenAI voice name (alloy, nova, …) that no --voice-alias maps")
+	f.StringSliceVar(&o.voiceAliases, "voice-alias", nil, "map voice names to saved voices, e.g. alloy=anna,nova=bob (repeatable)")
+	f.BoolVar(&o.publicLists, "public-lists", false, "serve GET /v1/models, /v1/audio/models and /v1/audio/voices without the API key (Open WebUI lists them without one)")
 	f.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "directory of saved voices")
 	f.StringVar(&o.modelID, "model-id", "", "model id reported by /v1/models and accepted in requests (default: the --model argument)")
 	f.IntVar(&o.maxInputChars, "max-input-chars", 4096, "longest accepted input text, in characters")
@@ -93,6 +105,25 @@ func applyEnv(fs *pflag.FlagSet) error {
 	return err
 }
 
+func validFormat(s string) bool {
+	_, err := encode.ParseFormat(s)
+	return err == nil
+}
+
+// parseAliases reads --voice-alias NAME=VOICE entries.
+func parseAliases(list []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, a := range list {
+		from, to, ok := strings.Cut(a, "=")
+		from, to = strings.TrimSpace(from), strings.TrimSpace(to)
+		if !ok || from == "" || to == "" {
+			return nil, usagef("--voice-alias %q: want NAME=SAVED_VOICE", a)
+		}
+		out[from] = to
+	}
+	return out, nil
+}
+
 func newLogger(format string) (*slog.Logger, error) {
 	switch format {
 	case "text":
@@ -105,6 +136,10 @@ func newLogger(format string) (*slog.Logger, error) {
 
 func (o *serveOptions) validate() error {
 	switch {
+	case !validFormat(o.defaultFormat):
+		return usagef("--default-format %q is not supported (mp3, opus, aac, flac, wav, pcm)", o.defaultFormat)
+	case o.sampleRate != 0 && (o.sampleRate < encode.MinSampleRate || o.sampleRate > encode.MaxSampleRate):
+		return usagef("--sample-rate must be in [%d, %d] Hz, is %d", encode.MinSampleRate, encode.MaxSampleRate, o.sampleRate)
 	case o.maxStreams < 1:
 		return usagef("--max-streams must be at least 1, is %d", o.maxStreams)
 	case o.maxInputChars < 1:
@@ -173,10 +208,18 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	if id == "" {
 		id = o.model
 	}
+	format, _ := encode.ParseFormat(o.defaultFormat)
+	aliases, err := parseAliases(o.voiceAliases)
+	if err != nil {
+		eng.Close(ctx)
+		return err
+	}
 	srv := server.New(eng, server.Config{
 		APIKey: o.apiKey, ModelID: id, Aliases: server.DefaultAliases,
 		Limits:           server.Limits{MaxInputChars: o.maxInputChars, MaxBodyBytes: o.maxBodyBytes, MaxNewFrames: o.maxFrames},
 		IdleWriteTimeout: o.idleWrite, Logger: log, Voices: voices, VoiceModel: vm,
+		DefaultFormat: format, SampleRate: o.sampleRate, StrictParams: o.strictParams,
+		DefaultVoice: o.defaultVoice, VoiceAliases: aliases, PublicLists: o.publicLists,
 	}, metrics)
 	metrics.ObservePrefixCache(eng.PrefixCacheStats)
 	metrics.ObserveStreamLimit(eng.StreamLimit)

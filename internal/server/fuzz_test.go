@@ -5,8 +5,9 @@ import (
 	"testing"
 )
 
-// FuzzSpeechRequest feeds arbitrary bodies through the strict decoder and
-// the validator: never a panic, and every rejection is a 4xx API error.
+// FuzzSpeechRequest feeds arbitrary bodies through the decoder (strict and
+// lenient) and the validator: never a panic, and every rejection is a 4xx
+// API error.
 func FuzzSpeechRequest(f *testing.F) {
 	for _, s := range []string{
 		`{"input":"hi","voice":"bob"}`,
@@ -14,26 +15,32 @@ func FuzzSpeechRequest(f *testing.F) {
 		`{"input":"hi","voice":{"id":"bob"},"speed":1.0,"language":"auto","streaming_interval":0.08}`,
 		`{"input":null}`, `[]`, `{"voice":{"ref_audio":1}}`, `{"input":"a"} x`, `{"seed":-1}`, `{"input":"\u0000"}`,
 		`{"voice":{"ref_audio":"data:audio/wav;base64,QUJD"}}`, `{"max_new_frames":1e99}`,
+		`{"input":"hi","voice":"alloy","response_format":"mp3","speed":1.25,"backend":"x","user":"u","instructions":"calm"}`,
+		`{"input":"hi","voice":"a","seed":5,"seed":7}`, `{"input":"hi","voice":{"id":"a","id":"b"}}`,
+		`{"input":"hi","voice":"a","sample_rate":24000,"response_format":"pcm","bitrate":64000}`,
 	} {
-		f.Add([]byte(s))
+		f.Add([]byte(s), false)
+		f.Add([]byte(s), true)
 	}
 	lim := Limits{MaxInputChars: 100, MaxBodyBytes: 1 << 20, MaxNewFrames: 375}
-	f.Fuzz(func(t *testing.T, b []byte) {
+	pol := policy{Limits: lim, modelOK: func(string) bool { return true }, sampleRate: 48000}
+	f.Fuzz(func(t *testing.T, b []byte, strict bool) {
 		var req speechRequest
-		if err := strictDecode(bytes.NewReader(b), &req); err != nil {
+		if _, err := decodeObject(bytes.NewReader(b), &req, speechFields, strict); err != nil {
 			if ae, ok := err.(*apiError); !ok || ae.Status < 400 || ae.Status >= 500 {
 				t.Fatalf("decode error %T %v is not a 4xx API error", err, err)
 			}
 			return
 		}
-		v, err := req.validate(lim, func(string) bool { return true })
+		v, err := req.validate(pol)
 		if err != nil {
 			if ae, ok := err.(*apiError); !ok || ae.Status < 400 || ae.Status >= 500 {
 				t.Fatalf("validation error %T %v is not a 4xx API error", err, err)
 			}
 			return
 		}
-		if v.input == "" || (v.voiceName == "" && len(v.refAudio) == 0) || v.firstFrames < 1 || v.chunkFrames < 1 {
+		if v.input == "" || (v.voiceName == "" && len(v.refAudio) == 0) || v.firstFrames < 1 || v.chunkFrames < 1 ||
+			v.sampleRate < 8000 || v.sampleRate > 48000 || !(v.speed >= 0.25 && v.speed <= 4) {
 			t.Fatalf("accepted an unusable request: %+v", v)
 		}
 	})

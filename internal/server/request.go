@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/nanovox/nanovox/internal/audio/encode"
 )
 
 // speechRequest is the body of POST /v1/audio/speech. Pointer fields tell
@@ -33,6 +35,8 @@ type speechRequest struct {
 	TopK                     *int        `json:"top_k"`
 	RepetitionPenalty        *float64    `json:"repetition_penalty"`
 	MaxNewFrames             *int        `json:"max_new_frames"`
+	SampleRate               *int        `json:"sample_rate"`
+	Bitrate                  *int        `json:"bitrate"`
 }
 
 // voiceField is either a saved voice's name or an inline reference clip.
@@ -58,7 +62,7 @@ func (v *voiceField) UnmarshalJSON(b []byte) error {
 		return json.Unmarshal(b, &v.Name)
 	case len(b) > 0 && b[0] == '{':
 		var iv inlineVoice
-		if err := strictDecode(bytes.NewReader(b), &iv); err != nil {
+		if _, err := decodeObject(bytes.NewReader(b), &iv, voiceFields, true); err != nil {
 			return prefixParam(err, "voice")
 		}
 		if iv.ID != nil {
@@ -173,7 +177,10 @@ type validated struct {
 	input       string
 	voiceName   string
 	refAudio    []byte // decoded base64, inline voices only
-	format      string // wav or pcm
+	format      encode.Format
+	sampleRate  int     // asked for; the format may encode higher
+	bitrate     int     // 0: the codec's default
+	speed       float64 // 1: unchanged
 	stream      bool
 	sse         bool
 	firstFrames int
@@ -201,9 +208,24 @@ func intervalFrames(sec float64) int {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// validate checks every field (DESIGN.md §3) and returns the first problem.
-func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*validated, error) {
-	v := &validated{format: "wav", firstFrames: 1, chunkFrames: intervalFrames(0.5)}
+// policy is what a request is validated against: the server's limits and
+// defaults.
+type policy struct {
+	Limits
+	modelOK func(string) bool
+	// format and sampleRate are used when a request names none.
+	format     encode.Format
+	sampleRate int
+	// defaultVoice is the saved voice of requests that send none.
+	defaultVoice string
+}
+
+// validate checks every field, in the order they are documented in
+// docs/api.md, and returns the first problem: a 400 (404 for an unknown
+// model) naming the parameter.
+func (r *speechRequest) validate(pol policy) (*validated, error) {
+	lim, modelOK := pol.Limits, pol.modelOK
+	v := &validated{format: pol.format, sampleRate: pol.sampleRate, speed: 1, firstFrames: 1, chunkFrames: intervalFrames(0.5)}
 	if r.Model != nil && !modelOK(*r.Model) {
 		return nil, notFound("model", "model_not_found", "model %q is not served here; GET /v1/models lists the models", *r.Model)
 	}
@@ -218,6 +240,9 @@ func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*valida
 		return nil, badRequest("input", "input_too_long", "input has %d characters; the limit is %d", n, lim.MaxInputChars)
 	}
 	v.input = in
+	if r.Voice == nil && pol.defaultVoice != "" {
+		r.Voice = &voiceField{Name: pol.defaultVoice}
+	}
 	if r.Voice == nil {
 		return nil, badRequest("voice", "missing_voice", "voice is required: a saved voice name or {\"ref_audio\": \"<base64 audio>\"}")
 	}
@@ -237,12 +262,27 @@ func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*valida
 		v.voiceName = r.Voice.Name
 	}
 	if r.ResponseFormat != nil {
-		switch f := strings.ToLower(*r.ResponseFormat); f {
-		case "wav", "pcm":
-			v.format = f
-		default:
-			return nil, badRequest("response_format", "unsupported_format", "response_format %q is not supported; supported: wav, pcm", *r.ResponseFormat)
+		f, err := encode.ParseFormat(strings.ToLower(strings.TrimSpace(*r.ResponseFormat)))
+		if err != nil {
+			return nil, badRequest("response_format", "unsupported_format", "response_format %q is not supported; supported: mp3, opus, aac, flac, wav, pcm", *r.ResponseFormat)
 		}
+		v.format = f
+	}
+	if r.SampleRate != nil {
+		if sr := *r.SampleRate; sr < encode.MinSampleRate || sr > encode.MaxSampleRate {
+			return nil, badRequest("sample_rate", "invalid_value", "sample_rate must be in [%d, %d] Hz, is %d", encode.MinSampleRate, encode.MaxSampleRate, sr)
+		}
+		v.sampleRate = *r.SampleRate
+	}
+	if r.Bitrate != nil {
+		lo, hi, ok := encode.BitrateRange(v.format, v.sampleRate, 1)
+		if !ok {
+			return nil, badRequest("bitrate", "invalid_value", "bitrate applies to mp3, opus and aac, not %s", v.format)
+		}
+		if b := *r.Bitrate; b < lo || b > hi {
+			return nil, badRequest("bitrate", "invalid_value", "bitrate for %s must be in [%d, %d] bits/s, is %d", v.format, lo, hi, b)
+		}
+		v.bitrate = *r.Bitrate
 	}
 	if r.StreamFormat != nil {
 		switch strings.ToLower(*r.StreamFormat) {
@@ -262,9 +302,6 @@ func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*valida
 		}
 		v.stream = true
 	}
-	if v.stream && !v.sse && r.ResponseFormat == nil {
-		v.format = "pcm" // a plain stream is raw PCM unless WAV is asked for
-	}
 	for _, iv := range []struct {
 		name string
 		val  *float64
@@ -278,12 +315,14 @@ func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*valida
 		}
 		*iv.dst = intervalFrames(*iv.val)
 	}
-	if r.Speed != nil && *r.Speed != 1 {
-		return nil, badRequest("speed", "unsupported_value", "speed %v is not supported: MOSS-TTS-Nano speaks at the reference's pace (only 1.0)", *r.Speed)
+	if r.Speed != nil {
+		if sp := *r.Speed; !(sp >= encode.MinSpeed && sp <= encode.MaxSpeed) {
+			return nil, badRequest("speed", "invalid_value", "speed must be in [%g, %g], is %v", encode.MinSpeed, encode.MaxSpeed, sp)
+		}
+		v.speed = *r.Speed
 	}
-	if r.Instructions != nil && strings.TrimSpace(*r.Instructions) != "" {
-		return nil, badRequest("instructions", "unsupported_value", "instructions are not supported: MOSS-TTS-Nano takes its style from the reference clip")
-	}
+	// instructions is accepted and ignored: MOSS-TTS-Nano takes its style
+	// from the reference clip (the handler lists it in X-Ignored-Parameters).
 	if r.Language != nil {
 		if l := strings.ToLower(strings.TrimSpace(*r.Language)); l != "" && l != "auto" {
 			return nil, badRequest("language", "unsupported_value", "language %q is not supported: only \"auto\" (the model speaks the language of the input)", *r.Language)

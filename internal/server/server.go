@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nanovox/nanovox/internal/audio/encode"
 	"github.com/nanovox/nanovox/internal/engine"
 )
 
@@ -40,6 +41,24 @@ type Config struct {
 	// VoiceModel identifies the codec voices are encoded with; voices saved
 	// for another codec are rejected.
 	VoiceModel string
+	// DefaultFormat is the response_format of requests that name none
+	// (OpenAI's default is mp3).
+	DefaultFormat encode.Format
+	// SampleRate is the output sample rate of requests that ask for none
+	// (0: the model's, 48 kHz).
+	SampleRate int
+	// StrictParams rejects unknown request parameters with 400 instead of
+	// ignoring them (and listing them in X-Ignored-Parameters).
+	StrictParams bool
+	// VoiceAliases maps voice names clients send (OpenAI's alloy, nova, …)
+	// to saved voices.
+	VoiceAliases map[string]string
+	// DefaultVoice is the saved voice of requests that send no voice, or an
+	// OpenAI voice name without an alias.
+	DefaultVoice string
+	// PublicLists serves the model and voice lists without the API key
+	// (Open WebUI fetches them without one).
+	PublicLists bool
 }
 
 // Server serves the HTTP API over an engine.
@@ -93,9 +112,14 @@ func (s *Server) SetDraining() { s.draining.Store(true) }
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("POST /v1/audio/speech", s.auth(s.handleSpeech))
-	s.mux.HandleFunc("GET /v1/models", s.auth(s.handleModels))
-	s.mux.HandleFunc("GET /v1/models/{id...}", s.auth(s.handleModel))
-	s.mux.HandleFunc("GET /v1/audio/voices", s.auth(s.handleVoiceList))
+	list := s.auth
+	if s.cfg.PublicLists {
+		list = func(h http.HandlerFunc) http.HandlerFunc { return h }
+	}
+	s.mux.HandleFunc("GET /v1/models", list(s.handleModels))
+	s.mux.HandleFunc("GET /v1/models/{id...}", list(s.handleModel))
+	s.mux.HandleFunc("GET /v1/audio/models", list(s.handleAudioModels))
+	s.mux.HandleFunc("GET /v1/audio/voices", list(s.handleVoiceList))
 	s.mux.HandleFunc("POST /v1/audio/voices", s.auth(s.handleVoiceAdd))
 	s.mux.HandleFunc("GET /v1/audio/voices/{name}", s.auth(s.handleVoiceGet))
 	s.mux.HandleFunc("DELETE /v1/audio/voices/{name}", s.auth(s.handleVoiceDelete))
@@ -233,6 +257,15 @@ func (s *Server) modelOK(name string) bool {
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": s.modelList()})
+}
+
+// handleAudioModels answers Open WebUI's GET {base}/audio/models.
+func (s *Server) handleAudioModels(w http.ResponseWriter, r *http.Request) {
+	var models []map[string]any
+	for _, m := range s.modelList() {
+		models = append(models, map[string]any{"id": m["id"], "name": m["id"]})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"models": models})
 }
 
 func (s *Server) modelList() []map[string]any {

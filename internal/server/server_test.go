@@ -155,8 +155,19 @@ func newTestServer(t *testing.T, o serverOpts) *testServer {
 }
 
 // body builds a speech request with the inline reference unless voice is set.
+// body is a speech request with fields overridden (nil deletes one). Unless
+// fields name a response_format, it asks for raw PCM when streaming and WAV
+// otherwise, which the tests decode themselves; the server's own default
+// (mp3) is tested on its own.
 func body(fields map[string]any) []byte {
 	m := map[string]any{"input": "Hello world. This is a tiny test.", "voice": map[string]any{"ref_audio": refB64}, "seed": 7}
+	if _, ok := fields["response_format"]; !ok {
+		if fields["stream"] == true || fields["stream_format"] != nil {
+			m["response_format"] = "pcm"
+		} else {
+			m["response_format"] = "wav"
+		}
+	}
 	for k, v := range fields {
 		if v == nil {
 			delete(m, k)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
@@ -13,9 +14,11 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/audio/encode"
 	"github.com/nanovox/nanovox/internal/engine"
 )
 
@@ -37,11 +40,19 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	var req speechRequest
-	if err := strictDecode(http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxBodyBytes), &req); err != nil {
+	ignored, err := decodeObject(http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxBodyBytes), &req, speechFields, s.cfg.StrictParams)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
-	v, err := req.validate(s.cfg.Limits, s.modelOK)
+	if req.Instructions != nil && strings.TrimSpace(*req.Instructions) != "" {
+		ignored = append(ignored, "instructions")
+	}
+	if len(ignored) > 0 {
+		w.Header().Set("X-Ignored-Parameters", strings.Join(ignored, ", "))
+		s.log.Debug("ignored request parameters", "params", ignored)
+	}
+	v, err := req.validate(policy{Limits: s.cfg.Limits, modelOK: s.modelOK, format: s.cfg.DefaultFormat, sampleRate: s.cfg.SampleRate, defaultVoice: s.cfg.DefaultVoice})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -60,20 +71,13 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer st.Close()
-	format := v.format
-	if v.sse {
-		format = "sse"
-	}
-	log := s.log.With("chars", len([]rune(v.input)), "stream", v.stream, "format", format, "seed", ereq.Params.Seed)
+	log := s.log.With("chars", len([]rune(v.input)), "stream", v.stream, "sse", v.sse, "format", v.format.String(), "seed", ereq.Params.Seed)
 	if v.voiceName != "" {
 		log = log.With("voice", v.voiceName)
 	} else {
 		log = log.With("voice", "inline")
 	}
 	h := w.Header()
-	h.Set("X-Audio-Sample-Rate", strconv.Itoa(s.eng.Family().Info().SampleRate))
-	h.Set("X-Audio-Channels", "1")
-	h.Set("X-Audio-Sample-Format", "s16le")
 	h.Set("X-Seed", strconv.FormatUint(ereq.Params.Seed, 10))
 	started := false
 	if v.stream {
@@ -147,7 +151,7 @@ func (s *Server) engineRequest(v *validated) (engine.Request, error) {
 	}
 	req.Params = p
 	if v.voiceName != "" {
-		ev, err := s.savedVoice(v.voiceName)
+		ev, err := s.requestVoice(v.voiceName)
 		if err != nil {
 			return req, err
 		}
@@ -190,21 +194,39 @@ func (s *Server) engineError(err error) error {
 	return internal("could not start generation")
 }
 
-// pcm16 converts a chunk of interleaved stereo to mono PCM16 bytes.
-func pcm16(dst []byte, c engine.Chunk, channels int) []byte {
-	if channels == 2 {
-		return audio.AppendPCM16Mono(dst, c.Samples)
+// newOutput returns the converter and encoder of a request's audio,
+// writing to dst, and sets the headers that describe the audio.
+func (s *Server) newOutput(h http.Header, dst io.Writer, v *validated) (*encode.Output, error) {
+	info := s.eng.Family().Info()
+	out, err := encode.NewOutput(dst, encode.OutputOptions{
+		Format: v.format, InRate: info.SampleRate, InChannels: info.Channels, Channels: 1,
+		SampleRate: v.sampleRate, Bitrate: v.bitrate, Speed: v.speed,
+	})
+	if err != nil {
+		return nil, err
 	}
-	return audio.AppendPCM16(dst, c.Samples)
+	h.Set("X-Audio-Sample-Rate", strconv.Itoa(out.SampleRate()))
+	h.Set("X-Audio-Channels", "1")
+	if v.format == encode.PCM || v.format == encode.WAV {
+		h.Set("X-Audio-Sample-Format", "s16le")
+	}
+	return out, nil
 }
 
 func (s *Server) writeBuffered(w http.ResponseWriter, r *http.Request, st *engine.Stream, v *validated) error {
-	channels := s.eng.Family().Info().Channels
-	var pcm []byte
+	var body encode.Buffer
+	out, err := s.newOutput(w.Header(), &body, v)
+	if err != nil {
+		writeError(w, internal("could not start the encoder"))
+		return err
+	}
 	for {
 		c, err := st.Next(r.Context())
 		if err == io.EOF {
 			break
+		}
+		if err == nil {
+			err = out.Write(c.Samples)
 		}
 		if err != nil {
 			if !clientGone(err) {
@@ -212,36 +234,30 @@ func (s *Server) writeBuffered(w http.ResponseWriter, r *http.Request, st *engin
 			}
 			return err
 		}
-		pcm = pcm16(pcm, c, channels)
+	}
+	if err := out.Close(); err != nil {
+		writeError(w, internal("encoding failed"))
+		return err
 	}
 	h := w.Header()
-	var body []byte
-	if v.format == "wav" {
-		h.Set("Content-Type", "audio/wav")
-		body = audio.AppendWAVHeader(make([]byte, 0, audio.WAVHeaderSize+len(pcm)), s.eng.Family().Info().SampleRate, 1, int64(len(pcm)))
-		body = append(body, pcm...)
-	} else {
-		h.Set("Content-Type", "audio/pcm")
-		body = pcm
-	}
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h.Set("Content-Type", v.format.ContentType())
+	h.Set("Content-Length", strconv.Itoa(body.Len()))
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	rc.SetWriteDeadline(time.Now().Add(s.cfg.IdleWriteTimeout + time.Duration(len(body)/(64<<10))*time.Second))
-	_, err := w.Write(body)
+	rc.SetWriteDeadline(time.Now().Add(s.cfg.IdleWriteTimeout + time.Duration(body.Len()/(64<<10))*time.Second))
+	_, err = w.Write(body.Bytes())
 	return err
 }
 
 var errClientStalled = errors.New("client stopped reading (idle write timeout)")
 
-// writeStream sends chunks as they come: raw PCM (optionally behind a WAV
-// header with unknown sizes) or SSE events. Headers wait for the first chunk
-// so a failure before any audio still gets an error status.
+// writeStream sends audio as it comes: the format's bytes as they are
+// encoded (a WAV stream's header says its sizes are unknown), or SSE events
+// carrying them in base64. Headers wait for the first chunk so a failure
+// before any audio still gets an error status.
 func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.Stream, v *validated) (started bool, err error) {
 	ctx := r.Context()
 	rc := http.NewResponseController(w)
-	info := s.eng.Family().Info()
-	var buf []byte
 	write := func(b []byte) error {
 		rc.SetWriteDeadline(time.Now().Add(s.cfg.IdleWriteTimeout))
 		if _, err := w.Write(b); err != nil {
@@ -255,29 +271,50 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.
 		}
 		return nil
 	}
-	begin := func() error {
+	// The encoder writes into pending; each chunk's bytes go out (or into
+	// an SSE event) once the chunk is encoded and flushed. (A bytes.Buffer
+	// cannot be rewritten, so a WAV stream's header keeps its "unknown
+	// size" marks.)
+	var pending bytes.Buffer
+	out, err := s.newOutput(w.Header(), &pending, v)
+	if err != nil {
+		writeError(w, internal("could not start the encoder"))
+		return false, err
+	}
+	send := func() error {
+		if pending.Len() == 0 {
+			return nil
+		}
+		var err error
+		if v.sse {
+			err = write(sseEvent(map[string]any{"type": "speech.audio.delta", "audio": base64.StdEncoding.EncodeToString(pending.Bytes())}))
+		} else {
+			err = write(pending.Bytes())
+		}
+		pending.Reset()
+		return err
+	}
+	begin := func() {
 		h := w.Header()
 		h.Set("Cache-Control", "no-cache")
 		h.Set("X-Accel-Buffering", "no")
-		switch {
-		case v.sse:
+		if v.sse {
 			h.Set("Content-Type", "text/event-stream")
-		case v.format == "wav":
-			h.Set("Content-Type", "audio/wav")
-		default:
-			h.Set("Content-Type", "audio/pcm")
+		} else {
+			h.Set("Content-Type", v.format.ContentType())
 		}
 		w.WriteHeader(http.StatusOK)
 		started = true
-		if !v.sse && v.format == "wav" {
-			return write(audio.AppendWAVHeader(nil, info.SampleRate, 1, -1))
-		}
-		return nil
 	}
 	for {
 		c, err := st.Next(ctx)
 		if err == io.EOF {
 			break
+		}
+		if err == nil {
+			if err = out.Write(c.Samples); err == nil {
+				err = out.Flush()
+			}
 		}
 		if err != nil {
 			if !started && !clientGone(err) {
@@ -288,24 +325,23 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.
 			return started, err
 		}
 		if !started {
-			if err := begin(); err != nil {
-				return started, err
-			}
+			begin()
 		}
-		buf = pcm16(buf[:0], c, info.Channels)
-		if v.sse {
-			err = write(sseEvent(map[string]any{"type": "speech.audio.delta", "audio": base64.StdEncoding.EncodeToString(buf)}))
-		} else {
-			err = write(buf)
-		}
-		if err != nil {
+		if err := send(); err != nil {
 			return started, err
 		}
 	}
-	if !started {
-		if err := begin(); err != nil {
-			return started, err
+	if err := out.Close(); err != nil {
+		if !started {
+			writeError(w, internal("encoding failed"))
 		}
+		return started, err
+	}
+	if !started {
+		begin()
+	}
+	if err := send(); err != nil {
+		return started, err
 	}
 	if v.sse {
 		stats := st.Stats()

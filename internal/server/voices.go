@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +76,28 @@ func voiceError(err error) error {
 	return err
 }
 
+// openAIVoices are the names of OpenAI's built-in voices, which clients
+// send by default.
+var openAIVoices = []string{"alloy", "ash", "ballad", "cedar", "coral", "echo", "fable", "marin", "nova", "onyx", "sage", "shimmer", "verse"}
+
+// requestVoice resolves a speech request's voice name: an alias first, then
+// the saved voice; an OpenAI voice name that is neither falls back to the
+// default voice, or gets a 404 that says how to map it.
+func (s *Server) requestVoice(name string) (*engine.Voice, error) {
+	if to, ok := s.cfg.VoiceAliases[name]; ok {
+		return s.savedVoice(to)
+	}
+	v, err := s.savedVoice(name)
+	var ae *apiError
+	if err == nil || !errors.As(err, &ae) || ae.Status != http.StatusNotFound || !slices.Contains(openAIVoices, strings.ToLower(name)) {
+		return v, err
+	}
+	if s.cfg.DefaultVoice != "" {
+		return s.savedVoice(s.cfg.DefaultVoice)
+	}
+	return nil, notFound("voice", "voice_not_found", "voice %q is one of OpenAI's voice names; nanovox clones voices instead of having presets: save a voice (POST /v1/audio/voices) and map the name to it with 'serve --voice-alias %s=NAME', or make it the default with 'serve --default-voice NAME'", name, name)
+}
+
 // savedVoice returns a saved voice for a speech request.
 func (s *Server) savedVoice(name string) (*engine.Voice, error) {
 	if s.cfg.Voices == nil {
@@ -134,10 +158,17 @@ func (s *Server) handleVoiceList(w http.ResponseWriter, r *http.Request) {
 	}
 	s.reloadVoices()
 	out := []voiceJSON{}
+	// voices is the list in Open WebUI's shape: saved voices, then the
+	// aliases that lead to one.
+	voices := []map[string]string{}
 	for _, v := range s.cfg.Voices.List() {
 		out = append(out, toJSON(v))
+		voices = append(voices, map[string]string{"id": v.Name, "name": v.Name})
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out})
+	for _, a := range slices.Sorted(maps.Keys(s.cfg.VoiceAliases)) {
+		voices = append(voices, map[string]string{"id": a, "name": a + " → " + s.cfg.VoiceAliases[a]})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": out, "voices": voices})
 }
 
 func (s *Server) handleVoiceGet(w http.ResponseWriter, r *http.Request) {
