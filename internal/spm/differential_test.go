@@ -156,8 +156,8 @@ func (d *digest) sum() string { return hex.EncodeToString(d.h.Sum(nil)) }
 // TestEveryScalar compares the encoding of every Unicode scalar value on its
 // own with SentencePiece (through a digest of all of them).
 func TestEveryScalar(t *testing.T) {
-	if testing.Short() {
-		t.Skip("encodes 1.1M strings")
+	if os.Getenv("NANOVOX_LONG_TESTS") == "" {
+		t.Skip("encodes 1.1M strings; set NANOVOX_LONG_TESTS=1")
 	}
 	g := readDifferential(t)
 	m := loadModel(t, filepath.Join("testdata", g.Digests.Model))
@@ -177,8 +177,8 @@ func TestEveryScalar(t *testing.T) {
 // and compares their encodings (alone, between letters, doubled) with
 // SentencePiece through a digest.
 func TestEveryCharsmapKey(t *testing.T) {
-	if testing.Short() {
-		t.Skip("encodes 670k strings")
+	if os.Getenv("NANOVOX_LONG_TESTS") == "" {
+		t.Skip("encodes 670k strings; set NANOVOX_LONG_TESTS=1")
 	}
 	g := readDifferential(t)
 	m := loadModel(t, filepath.Join("testdata", g.Digests.Model))

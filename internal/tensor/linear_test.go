@@ -295,7 +295,11 @@ func TestLinearSerial(t *testing.T) {
 	alwaysParallel(t)
 	r := rand.New(rand.NewPCG(43, 44))
 	packs := append(packings(), packing{"rowmajor", func(*Mat) bool { return true }})
-	for _, sh := range [][2]int{{67, 45}, {96, 301}, {300, 1024}} {
+	shapes := [][2]int{{67, 45}, {96, 301}}
+	if longTests() {
+		shapes = append(shapes, [2]int{300, 1024})
+	}
+	for _, sh := range shapes {
 		n, k := sh[0], sh[1]
 		bias := randVec(r, n)
 		for _, tm := range testMats(r, n, k) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -275,7 +276,11 @@ func TestGenerationInputErrors(t *testing.T) {
 func TestPickMatchesDefinition(t *testing.T) {
 	r := rand.New(rand.NewPCG(91, 92))
 	a, b := newSampler(5), newSampler(5)
-	for trial := range 3000 {
+	trials := 300
+	if os.Getenv("NANOVOX_LONG_TESTS") != "" {
+		trials = 3000
+	}
+	for trial := range trials {
 		n := []int{1, 2, 5, 17, 1024, 16384}[trial%6]
 		lg := make([]float32, n)
 		for i := range lg {

@@ -32,6 +32,9 @@ func TestCodecConfigNano100MIsTheReleasedFile(t *testing.T) {
 // parameters against the model card's 21,969,664 and loads it (about a
 // second).
 func TestWriteCodecNano100M(t *testing.T) {
+	if os.Getenv("NANOVOX_LONG_TESTS") == "" {
+		t.Skip("full-size checkpoint; set NANOVOX_LONG_TESTS=1")
+	}
 	dir := t.TempDir()
 	if err := WriteCodec(dir, Nano100M, OpenMOSS, Float32, 1); err != nil {
 		t.Fatal(err)

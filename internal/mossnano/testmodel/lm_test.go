@@ -105,8 +105,8 @@ func TestLMLayoutsAndDTypes(t *testing.T) {
 
 // TestNano100M writes the full-size checkpoint (bf16, ~300 MB) and loads it.
 func TestNano100M(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full-size checkpoint")
+	if os.Getenv("NANOVOX_LONG_TESTS") == "" {
+		t.Skip("full-size checkpoint; set NANOVOX_LONG_TESTS=1")
 	}
 	dir := t.TempDir()
 	if err := WriteLM(dir, Nano100M, OpenMOSS, BFloat16, 1); err != nil {
