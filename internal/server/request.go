@@ -201,13 +201,7 @@ func intervalFrames(sec float64) int {
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
-// validate checks every field of a speech request against the contract of
-// docs/api.md ("Request fields"), before the request takes a generation slot
-// and before any response header is sent, and returns the first problem as
-// an *apiError naming the parameter: 404 for a model this server does not
-// serve, 400 for anything else. The sampling parameters' ranges are left to
-// engine.Params.Validate, the one range check shared with the CLI, once
-// Server.engineRequest has applied them to the model's defaults.
+// validate checks every field (DESIGN.md §3) and returns the first problem.
 func (r *speechRequest) validate(lim Limits, modelOK func(string) bool) (*validated, error) {
 	v := &validated{format: "wav", firstFrames: 1, chunkFrames: intervalFrames(0.5)}
 	if r.Model != nil && !modelOK(*r.Model) {
