@@ -1,0 +1,188 @@
+// Package textnorm prepares request text for MOSS-TTS-Nano the way
+// OpenMOSS's text_normalization_pipeline.py does.
+//
+// The reference runs up to four stages:
+//
+//  1. NormalizeTTSText, a non-semantic "robust" cleanup
+//     (tts_robust_normalizer_single_script.py);
+//  2. ResolveLanguage, which picks the WeText grammar from the text;
+//  3. GuardZHHyphens, which rewrites ASCII hyphens before the Chinese grammar;
+//  4. a WeTextProcessing grammar (numbers, dates, units… spelled out), which
+//     lives in the sub-packages zh and en and plugs in as a Grammar.
+//
+// With every stage on, the robust cleanup runs both before and after the
+// grammar (the reference's "robust_pre+wetext:<lang>+robust_post").
+// Pipeline.Normalize reproduces that order.
+//
+// Stages 1–3 match the reference byte for byte under Python 3.11 (Unicode
+// 14.0.0); the Unicode predicates they need come from tables generated with
+// that Python, not from Go's newer unicode package.
+package textnorm
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Language is the text normalization language: Auto (decided from the text),
+// ZH or EN.
+type Language int
+
+// The languages. Auto is the zero value.
+const (
+	Auto Language = iota
+	ZH
+	EN
+)
+
+// ParseLanguage parses "auto" (or ""), "zh" or "en", ignoring case.
+func ParseLanguage(s string) (Language, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "auto":
+		return Auto, nil
+	case "zh":
+		return ZH, nil
+	case "en":
+		return EN, nil
+	}
+	return Auto, fmt.Errorf("text normalization language %q: want auto, zh or en", s)
+}
+
+// String returns "auto", "zh" or "en".
+func (l Language) String() string {
+	switch l {
+	case Auto:
+		return "auto"
+	case ZH:
+		return "zh"
+	case EN:
+		return "en"
+	}
+	return fmt.Sprintf("Language(%d)", int(l))
+}
+
+// Stage selects which stages Pipeline.Normalize runs.
+type Stage int
+
+// The stage selections. All is the zero value.
+const (
+	// All runs the robust cleanup, then the WeText grammar (with the
+	// language choice and the Chinese hyphen guard), then the robust
+	// cleanup again: the reference with both switches on.
+	All Stage = iota
+	// Robust runs only the robust cleanup (stage 1): the reference with
+	// WeText off, its web demo's default.
+	Robust
+	// WeText runs only the language choice, the hyphen guard and the
+	// grammar (stages 2–4): the reference with the robust cleanup off.
+	WeText
+)
+
+// ParseStage parses "all" (or ""), "robust" or "wetext", ignoring case.
+func ParseStage(s string) (Stage, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "all":
+		return All, nil
+	case "robust":
+		return Robust, nil
+	case "wetext":
+		return WeText, nil
+	}
+	return All, fmt.Errorf("text normalization stage %q: want all, robust or wetext", s)
+}
+
+// String returns "all", "robust" or "wetext".
+func (s Stage) String() string {
+	switch s {
+	case All:
+		return "all"
+	case Robust:
+		return "robust"
+	case WeText:
+		return "wetext"
+	}
+	return fmt.Sprintf("Stage(%d)", int(s))
+}
+
+// A Grammar is a WeTextProcessing-equivalent text normalizer for one
+// language (implemented in textnorm/zh and textnorm/en). Normalize is never
+// called with an empty string.
+type Grammar interface {
+	Normalize(s string) string
+}
+
+// Pipeline runs the stages in OpenMOSS's order. A nil grammar turns WeText
+// off for that language: the hyphen guard and stage 4 are skipped and, under
+// All, the robust cleanup runs once, so the text comes out as the reference
+// would give it with WeText disabled.
+//
+// A Pipeline holds no state of its own; it is safe for concurrent use if its
+// grammars are.
+type Pipeline struct {
+	ZH, EN Grammar
+}
+
+// Normalize normalizes text for synthesis. With lang Auto the language is
+// resolved from the text as it enters the WeText stage, as ResolveLanguage
+// does with no voice.
+func (p *Pipeline) Normalize(text string, lang Language, stage Stage) string {
+	switch stage {
+	case Robust:
+		return NormalizeTTSText(text)
+	case WeText:
+		out, _ := p.wetext(text, lang)
+		return out
+	}
+	pre := NormalizeTTSText(text)
+	mid, ran := p.wetext(pre, lang)
+	if !ran {
+		return pre
+	}
+	return NormalizeTTSText(mid)
+}
+
+// wetext runs stages 2–4 and reports whether a grammar ran.
+func (p *Pipeline) wetext(text string, lang Language) (string, bool) {
+	if lang == Auto {
+		lang = ResolveLanguage(text, "")
+	}
+	var g Grammar
+	switch lang {
+	case ZH:
+		g = p.ZH
+	case EN:
+		g = p.EN
+	}
+	if g == nil {
+		return text, false
+	}
+	if lang == ZH {
+		text = GuardZHHyphens(text)
+	}
+	if text == "" {
+		return "", true
+	}
+	return g.Normalize(text), true
+}
+
+// englishVoices is the reference's ENGLISH_VOICES: built-in voices that
+// choose the English grammar for text with neither Han nor Latin letters.
+var englishVoices = map[string]bool{"Trump": true, "Ava": true, "Bella": true, "Adam": true, "Nathan": true}
+
+// ResolveLanguage is stage 2, the reference's
+// resolve_text_normalization_language: ZH if the text holds a Han character
+// (U+3400–U+9FFF, kana excluded), else EN if it holds an ASCII letter or the
+// voice is one of the reference's English built-in voices, else ZH.
+func ResolveLanguage(text, voice string) Language {
+	latin := false
+	for _, r := range text {
+		if isHan(r) {
+			return ZH
+		}
+		latin = latin || isASCIILetter(r)
+	}
+	if latin || englishVoices[voice] {
+		return EN
+	}
+	return ZH
+}
