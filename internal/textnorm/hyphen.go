@@ -29,7 +29,7 @@ func GuardZHHyphens(text string) string {
 			s = t
 		}
 	}
-	s = rewriteHyphens(s, func(r rune) bool { return strings.ContainsRune("=:+*/,(，:：；;（【[{", r) }, isDigit, keep)
+	s = rewriteHyphens(s, isNegativeLead, isDigit, keep)
 	s = rewriteHyphens(s, isHan, isDigit, keep)
 	s = rewriteHyphens(s, isDigit, isDigit, keep)
 	s = rewriteHyphens(s, isHan, isHan, comma)
@@ -70,4 +70,14 @@ func rewriteHyphens(s []rune, left, right func(rune) bool, repl []rune) []rune {
 		return s
 	}
 	return out
+}
+
+// isNegativeLead is the class [=:+*/,(，:：；;（【\[{]: a hyphen right after
+// one of these, before a digit, is a minus sign.
+func isNegativeLead(r rune) bool {
+	switch r {
+	case '=', ':', '+', '*', '/', ',', '(', '，', '：', '；', ';', '（', '【', '[', '{':
+		return true
+	}
+	return false
 }

@@ -17,11 +17,19 @@ import (
 // points). Each rule is a hand-written scanner that follows Python re's
 // leftmost, non-overlapping, backtracking semantics, in linear time.
 func NormalizeTTSText(text string) string {
+	return normalizeTTSText(text, false)
+}
+
+// normalizeTTSText is NormalizeTTSText; exact forces the reference's chain
+// of replacements when restoring placeholders, for the tests that check the
+// one-pass restore against it.
+func normalizeTTSText(text string, exact bool) string {
 	s := []rune(text)
 	s = baseCleanup(s)
 	s = markdownAndLines(s)
 	s = flowArrows(s)
 	s, prot := protectSpans(s)
+	prot.exact = prot.exact || exact
 	s = visibleUnderscores(s)
 	s = normalizeSpaces(s)
 	s = structuralPunctuation(s)
@@ -42,6 +50,26 @@ func hasPrefix(s []rune, i int, p string) bool {
 		}
 	}
 	return true
+}
+
+// containsRune reports whether r occurs in s.
+func containsRune(s []rune, r rune) bool {
+	for _, c := range s {
+		if c == r {
+			return true
+		}
+	}
+	return false
+}
+
+// containsASCII reports whether the ASCII string p occurs in s.
+func containsASCII(s []rune, p string) bool {
+	for i := 0; i+len(p) <= len(s); i++ {
+		if s[i] == rune(p[0]) && hasPrefix(s, i, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // skipSpace returns the first index at or after i that is not \s.
@@ -173,7 +201,7 @@ func markdownAndLines(s []rune) []rune {
 
 // markdownLinks is re.sub(r"\[([^\[\]]+?)\]\((https?://[^)\s]+)\)", r"\1 \2").
 func markdownLinks(s []rune) []rune {
-	if !strings.ContainsRune(string(s), '[') {
+	if !containsRune(s, '[') {
 		return s
 	}
 	urlRun := newRunCache(func(r rune) bool { return r != ')' && !isSpace(r) }, nil)
@@ -241,7 +269,11 @@ func stripLineMarkers(line []rune) []rune {
 
 // isTrailingCloser is the reference's _TRAILING_CLOSERS.
 func isTrailingCloser(r rune) bool {
-	return strings.ContainsRune("\"')]}）】》〉」』”’", r)
+	switch r {
+	case '"', '\'', ')', ']', '}', '）', '】', '》', '〉', '」', '』', '”', '’':
+		return true
+	}
+	return false
 }
 
 // ensureTerminal appends "。" unless the text, ignoring trailing space and
@@ -286,7 +318,11 @@ func terminalByLine(text string) string {
 
 // isArrowRune is the single-character arrow class of the reference.
 func isArrowRune(r rune) bool {
-	return strings.ContainsRune("→←↔⇒⇐⇔⟶⟵⟷⟹⟸⟺↦↤↪↩", r)
+	switch r {
+	case '→', '←', '↔', '⇒', '⇐', '⇔', '⟶', '⟵', '⟷', '⟹', '⟸', '⟺', '↦', '↤', '↪', '↩':
+		return true
+	}
+	return false
 }
 
 func isArrowShaft(r rune) bool { return r == '-' || r == '=' }
@@ -417,7 +453,7 @@ func (p *protected) restore(s []rune) string {
 // tokens with placeholders. Each later pattern sees the placeholders the
 // earlier ones left, as in the reference.
 func protectSpans(s []rune) ([]rune, *protected) {
-	p := &protected{exact: strings.Contains(string(s), "PROT")}
+	p := &protected{exact: containsASCII(s, "PROT")}
 	s = protectURLs(s, p)
 	s = protectEmails(s, p)
 	s = protectMentions(s, p)
@@ -430,7 +466,7 @@ func protectSpans(s []rune) ([]rune, *protected) {
 
 // protectURLs is _URL_RE: `https?://[^\s\u3000，。！？；、）】》〉」』]+`.
 func protectURLs(s []rune, p *protected) []rune {
-	if !strings.Contains(string(s), "http") {
+	if !containsASCII(s, "http") {
 		return s
 	}
 	out := make([]rune, 0, len(s))
@@ -444,7 +480,7 @@ func protectURLs(s []rune, p *protected) []rune {
 			if hasPrefix(s, u, "://") {
 				u += 3
 				e := u
-				for e < len(s) && !isSpace(s[e]) && !strings.ContainsRune("\u3000，。！？；、）】》〉」』", s[e]) {
+				for e < len(s) && !isURLStop(s[e]) {
 					e++
 				}
 				if e > u {
@@ -458,6 +494,15 @@ func protectURLs(s []rune, p *protected) []rune {
 		i++
 	}
 	return out
+}
+
+// isURLStop is the complement of _URL_RE's run class.
+func isURLStop(r rune) bool {
+	switch r {
+	case '\u3000', '，', '。', '！', '？', '；', '、', '）', '】', '》', '〉', '」', '』':
+		return true
+	}
+	return isSpace(r)
 }
 
 func isEmailLocal(r rune) bool {
@@ -476,7 +521,7 @@ func isEmailDomain(r rune) bool {
 // run rune, which the lookahead rejects), so it matches iff the run ends in
 // `.` and two or more letters with at least one rune before the dot.
 func protectEmails(s []rune, p *protected) []rune {
-	if !strings.ContainsRune(string(s), '@') {
+	if !containsRune(s, '@') {
 		return s
 	}
 	local := newRunCache(isEmailLocal, nil)
@@ -503,7 +548,7 @@ func protectEmails(s []rune, p *protected) []rune {
 
 // protectMentions is _MENTION_RE: `(?<![A-Za-z0-9_])@[A-Za-z0-9_]{1,32}`.
 func protectMentions(s []rune, p *protected) []rune {
-	if !strings.ContainsRune(string(s), '@') {
+	if !containsRune(s, '@') {
 		return s
 	}
 	out := make([]rune, 0, len(s))
@@ -522,7 +567,7 @@ func protectMentions(s []rune, p *protected) []rune {
 					for f < len(s) && isASCIIWord(s[f]) {
 						f++
 					}
-					p.exact = strings.Contains(string(s[i:f]), "PROT")
+					p.exact = containsASCII(s[i:f], "PROT")
 				}
 				out = p.add(out, s[i:e])
 				i = e
@@ -537,7 +582,7 @@ func protectMentions(s []rune, p *protected) []rune {
 
 // protectReddit is _REDDIT_RE: `(?<![A-Za-z0-9_])(?:u|r)/[A-Za-z0-9_]+`.
 func protectReddit(s []rune, p *protected) []rune {
-	if !strings.ContainsRune(string(s), '/') {
+	if !containsRune(s, '/') {
 		return s
 	}
 	out := make([]rune, 0, len(s))
@@ -562,7 +607,7 @@ func protectReddit(s []rune, p *protected) []rune {
 
 // protectHashtags is _HASHTAG_RE: `(?<![A-Za-z0-9_])#(?!\s)[^\s#]+`.
 func protectHashtags(s []rune, p *protected) []rune {
-	if !strings.ContainsRune(string(s), '#') {
+	if !containsRune(s, '#') {
 		return s
 	}
 	out := make([]rune, 0, len(s))
@@ -592,7 +637,7 @@ func isDotTokenRune(r rune) bool {
 // protectDotTokens is _DOT_TOKEN_RE:
 // `(?<![A-Za-z0-9_])\.(?=[A-Za-z0-9._-]*[A-Za-z0-9])[A-Za-z0-9._-]+`.
 func protectDotTokens(s []rune, p *protected) []rune {
-	if !strings.ContainsRune(string(s), '.') {
+	if !containsRune(s, '.') {
 		return s
 	}
 	run := newRunCache(isDotTokenRune, isASCIIAlnum)
@@ -690,10 +735,34 @@ func normalizeSpaces(s []rune) []rune {
 	s = spaceAfterCJK(s)
 	s = spaceBeforeCJK(s)
 	s = collapseSpaces(s)
-	s = dropSpaceBefore(s, "，。！？；：、”’」』】）》")
-	s = dropSpaceAfter(s, "（【「『《“‘")
-	s = dropSpaceAfter(s, "，。！？；：、")
-	s = dropSpaceBefore(s, ",.;!?")
+	s = dropSpaceBefore(s, func(r rune) bool {
+		switch r {
+		case '，', '。', '！', '？', '；', '：', '、', '”', '’', '」', '』', '】', '）', '》':
+			return true
+		}
+		return false
+	})
+	s = dropSpaceAfter(s, func(r rune) bool {
+		switch r {
+		case '（', '【', '「', '『', '《', '“', '‘':
+			return true
+		}
+		return false
+	})
+	s = dropSpaceAfter(s, func(r rune) bool {
+		switch r {
+		case '，', '。', '！', '？', '；', '：', '、':
+			return true
+		}
+		return false
+	})
+	s = dropSpaceBefore(s, func(r rune) bool {
+		switch r {
+		case ',', '.', ';', '!', '?':
+			return true
+		}
+		return false
+	})
 	s = collapseSpaces(s)
 	return trimSpace(s)
 }
@@ -812,7 +881,7 @@ func spaceBeforeCJK(s []rune) []rune {
 }
 
 // dropSpaceBefore is re.sub(r"\s+([set])", r"\1").
-func dropSpaceBefore(s []rune, set string) []rune {
+func dropSpaceBefore(s []rune, set func(rune) bool) []rune {
 	out := s[:0]
 	i := 0
 	for i < len(s) {
@@ -822,7 +891,7 @@ func dropSpaceBefore(s []rune, set string) []rune {
 			continue
 		}
 		j := skipSpace(s, i)
-		if j < len(s) && strings.ContainsRune(set, s[j]) {
+		if j < len(s) && set(s[j]) {
 			i = j
 			continue
 		}
@@ -833,14 +902,14 @@ func dropSpaceBefore(s []rune, set string) []rune {
 }
 
 // dropSpaceAfter is re.sub(r"([set])\s+", r"\1") (or \s*, the same).
-func dropSpaceAfter(s []rune, set string) []rune {
+func dropSpaceAfter(s []rune, set func(rune) bool) []rune {
 	out := s[:0]
 	i := 0
 	for i < len(s) {
 		r := s[i]
 		out = append(out, r)
 		i++
-		if strings.ContainsRune(set, r) {
+		if set(r) {
 			i = skipSpace(s, i)
 		}
 	}
@@ -903,7 +972,13 @@ func quoteBrackets(s []rune, open, close func(rune) bool, openExcluded bool) []r
 }
 
 // isSentenceEnd is the class [。！？!?；;] before a stand-alone title.
-func isSentenceEnd(r rune) bool { return strings.ContainsRune("。！？!?；;", r) }
+func isSentenceEnd(r rune) bool {
+	switch r {
+	case '。', '！', '？', '!', '?', '；', ';':
+		return true
+	}
+	return false
+}
 
 func isDash(r rune) bool { return r == '—' || r == '–' || r == '―' || r == '-' }
 
@@ -915,7 +990,7 @@ func isDash(r rune) bool { return r == '—' || r == '–' || r == '―' || r ==
 // end, a placeholder, a dash run or a sentence or clause end, loses its
 // brackets.
 func standaloneTitles(s []rune) []rune {
-	if !strings.ContainsRune(string(s), '《') {
+	if !containsRune(s, '《') {
 		return s
 	}
 	closeRun := newRunCache(func(r rune) bool { return r != '》' }, nil)
@@ -931,7 +1006,7 @@ func standaloneTitles(s []rune) []rune {
 		switch {
 		case q == len(s), placeholderAt(s, q) >= 0:
 		case isDash(s[q]) && q+1 < len(s) && isDash(s[q+1]):
-		case strings.ContainsRune("。！？!?；;，,", s[q]):
+		case isSentenceEnd(s[q]) || s[q] == '，' || s[q] == ',':
 		default:
 			return -1
 		}
@@ -989,18 +1064,18 @@ func dashRuns(s []rune) []rune {
 // repeatedPunctuation collapses ellipses and runs of the same or mixed
 // sentence punctuation.
 func repeatedPunctuation(s []rune) []rune {
-	s = collapseRuns(s, func(r rune) bool { return r == '.' }, 3, "。")
-	s = collapseRuns(s, func(r rune) bool { return r == '…' }, 2, "。")
-	s = collapseRuns(s, func(r rune) bool { return r == '。' || r == '．' }, 2, "。")
-	s = collapseRuns(s, func(r rune) bool { return r == '，' || r == ',' }, 2, "，")
-	s = collapseRuns(s, func(r rune) bool { return r == '!' || r == '！' }, 2, "！")
-	s = collapseRuns(s, func(r rune) bool { return r == '?' || r == '？' }, 2, "？")
+	s = collapseRuns(s, func(r rune) bool { return r == '.' }, 3, '。')
+	s = collapseRuns(s, func(r rune) bool { return r == '…' }, 2, '。')
+	s = collapseRuns(s, func(r rune) bool { return r == '。' || r == '．' }, 2, '。')
+	s = collapseRuns(s, func(r rune) bool { return r == '，' || r == ',' }, 2, '，')
+	s = collapseRuns(s, func(r rune) bool { return r == '!' || r == '！' }, 2, '！')
+	s = collapseRuns(s, func(r rune) bool { return r == '?' || r == '？' }, 2, '？')
 	return collapseMixedQE(s)
 }
 
 // collapseRuns replaces every maximal run of at least min runes of class in
 // with repl.
-func collapseRuns(s []rune, in func(rune) bool, min int, repl string) []rune {
+func collapseRuns(s []rune, in func(rune) bool, min int, repl rune) []rune {
 	out := s[:0]
 	i := 0
 	for i < len(s) {
@@ -1014,7 +1089,7 @@ func collapseRuns(s []rune, in func(rune) bool, min int, repl string) []rune {
 			j++
 		}
 		if j-i >= min {
-			out = append(out, []rune(repl)...)
+			out = append(out, repl)
 		} else {
 			out = append(out, s[i:j]...)
 		}

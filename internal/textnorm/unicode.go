@@ -31,6 +31,9 @@ func isSpace(r rune) bool {
 	if r < 0x80 {
 		return r == ' ' || (r >= '\t' && r <= '\r') || (r >= 0x1C && r <= 0x1F)
 	}
+	if r < 0x85 || (r > 0xA0 && r < 0x1680) || r > 0x3000 {
+		return false // the common case, CJK included, without a search
+	}
 	return tableSpace.has(r)
 }
 
