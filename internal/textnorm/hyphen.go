@@ -12,7 +12,8 @@ const keepHyphen = "___KEEP_HYPHEN_BEFORE_ZH_WETEXT___"
 // ranges or dates (-2, x=-2, 为-2, 10-3, 2024-05-01), turns a hyphen between
 // two Han characters into "，" and one between other tokens into a space, so
 // that WeText does not read "A-B" as "A减B". Text without '-' comes back
-// unchanged (not even trimmed).
+// unchanged (not even trimmed, nor made valid UTF-8); otherwise invalid bytes
+// are read as U+FFFD.
 func GuardZHHyphens(text string) string {
 	if !strings.Contains(text, "-") {
 		return text

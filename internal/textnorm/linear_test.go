@@ -1,6 +1,7 @@
 package textnorm
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -64,5 +65,27 @@ func TestPathological(t *testing.T) {
 			p := stubPipeline()
 			_ = p.Normalize(in, Auto, All)
 		})
+	}
+}
+
+// TestRestoreBlowup pins the bound on the reference's restore chain: spans
+// that each hold two copies of the next placeholder double the text every
+// round in the reference (2^40 copies here); the port stops and restores
+// each placeholder once.
+func TestRestoreBlowup(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 40; i++ {
+		fmt.Fprintf(&b, "#___PROT%d______PROT%d___ ", i, i)
+	}
+	in := b.String()
+	out := NormalizeTTSText(in)
+	checkOutput(t, "NormalizeTTSText", in, out)
+	if !strings.HasPrefix(out, "#___PROT1______PROT1___ #___PROT2") {
+		t.Errorf("NormalizeTTSText(%.40q…) = %.80q…", in, out)
+	}
+	// Small enough, the chain runs as the reference's (value from Python).
+	small := "#___PROT1______PROT1___ #___PROT2______PROT2___ #x"
+	if got, want := NormalizeTTSText(small), "###x#x##x#x ##x#x #x。"; got != want {
+		t.Errorf("NormalizeTTSText(%q) = %q; want %q", small, got, want)
 	}
 }

@@ -416,19 +416,59 @@ func (p *protected) add(out []rune, span []rune) []rune {
 // "PROT" text or a mention cut at 32 characters forged. Neither can happen
 // when no "PROT" reached the protection step and no capped mention ran into
 // one; then a single left-to-right pass that expands each placeholder once
-// (not recursively) gives the same string in linear time. Otherwise the
-// chain runs as written (quadratic in the worst case, only for such input).
+// (not recursively) gives the same string in linear time.
+//
+// Otherwise the chain runs as written, within limits: it costs a scan of
+// the text per placeholder, and user-typed placeholders nested in protected
+// tokens make it grow exponentially (each round can multiply the copies of
+// the next placeholder), which in the reference exhausts memory. Past
+// maxRestoreScan scanned bytes or an output longer than maxRestoreGrowth
+// times the input (plus slack), the port gives up on the chain and returns
+// the one-pass result instead: a deliberate difference, only for such input.
 func (p *protected) restore(s []rune) string {
 	if len(p.spans) == 0 {
 		return string(s)
 	}
 	if p.exact {
-		text := string(s)
-		for idx, span := range p.spans {
-			text = strings.ReplaceAll(text, "___PROT"+strconv.Itoa(idx)+"___", span)
+		if out, ok := p.restoreChain(s); ok {
+			return out
 		}
-		return text
 	}
+	return p.restoreOnePass(s)
+}
+
+// Bounds of restoreChain.
+const (
+	maxRestoreScan   = 64 << 20
+	maxRestoreGrowth = 16
+)
+
+// restoreChain is the reference's chain of str.replace calls; ok is false
+// when it would exceed the bounds above.
+func (p *protected) restoreChain(s []rune) (out string, ok bool) {
+	text := string(s)
+	limit := maxRestoreGrowth*len(text) + 4096
+	scanned := 0
+	for idx, span := range p.spans {
+		scanned += len(text)
+		if scanned > maxRestoreScan {
+			return "", false
+		}
+		ph := "___PROT" + strconv.Itoa(idx) + "___"
+		n := strings.Count(text, ph)
+		if n == 0 {
+			continue
+		}
+		if len(text)+n*(len(span)-len(ph)) > limit {
+			return "", false
+		}
+		text = strings.ReplaceAll(text, ph, span)
+	}
+	return text, true
+}
+
+// restoreOnePass expands each placeholder of s once, left to right.
+func (p *protected) restoreOnePass(s []rune) string {
 	var b strings.Builder
 	b.Grow(len(s) + 16*len(p.spans))
 	for i := 0; i < len(s); i++ {

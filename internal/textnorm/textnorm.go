@@ -22,6 +22,7 @@ package textnorm
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Language is the text normalization language: Auto (decided from the text),
@@ -125,7 +126,14 @@ type Pipeline struct {
 // Normalize normalizes text for synthesis. With lang Auto the language is
 // resolved from the text as it enters the WeText stage, as ResolveLanguage
 // does with no voice.
+//
+// Invalid UTF-8 bytes are read as U+FFFD, one per byte, before any stage:
+// the reference works on Python str, which cannot hold them, and a grammar
+// must not see them.
 func (p *Pipeline) Normalize(text string, lang Language, stage Stage) string {
+	if !utf8.ValidString(text) {
+		text = string([]rune(text))
+	}
 	switch stage {
 	case Robust:
 		return NormalizeTTSText(text)
