@@ -80,6 +80,32 @@ func skipSpace(s []rune, i int) int {
 	return i
 }
 
+// editor builds an edited copy of s lazily: the runes between edits are
+// copied in bulk, and when nothing changes s itself is the result.
+type editor struct {
+	s    []rune
+	out  []rune
+	last int // s[:last] has been dealt with
+}
+
+// at returns the output with s[last:i] appended, ready for a replacement of
+// s[i:j]; the caller appends the replacement to it, stores it in out and
+// sets last to j.
+func (e *editor) at(i int) []rune {
+	if e.out == nil {
+		e.out = make([]rune, 0, len(e.s)+len(e.s)/8+16)
+	}
+	return append(e.out, e.s[e.last:i]...)
+}
+
+// result returns the edited text.
+func (e *editor) result() []rune {
+	if e.out == nil {
+		return e.s
+	}
+	return append(e.out, e.s[e.last:]...)
+}
+
 // runCache answers "where does the run of class in that starts at u end, and
 // where in it is the last rune satisfying mark" for queries whose u never
 // decreases, scanning every rune once: a run has no stop inside, so every u
@@ -205,11 +231,10 @@ func markdownLinks(s []rune) []rune {
 		return s
 	}
 	urlRun := newRunCache(func(r rune) bool { return r != ')' && !isSpace(r) }, nil)
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		if s[i] != '[' {
-			out = append(out, s[i])
 			i++
 			continue
 		}
@@ -226,18 +251,18 @@ func markdownLinks(s []rune) []rune {
 			if hasPrefix(s, u, "://") {
 				u += 3
 				if e, _ := urlRun.at(s, u); e > u && e < len(s) && s[e] == ')' {
-					out = append(out, s[i+1:j]...)
+					out := append(ed.at(i), s[i+1:j]...)
 					out = append(out, ' ')
-					out = append(out, s[j+2:e]...)
+					ed.out = append(out, s[j+2:e]...)
+					ed.last = e + 1
 					i = e + 1
 					continue
 				}
 			}
 		}
-		out = append(out, s[i])
 		i++
 	}
-	return out
+	return ed.result()
 }
 
 // stripLineMarkers applies, in order, the reference's four anchored
@@ -365,14 +390,15 @@ func arrowAt(s []rune, i int) (end, skip int) {
 
 // flowArrows is re.sub(r"\s*(?:<[-=]+>|[-=]+>|<[-=]+|[→←…])\s*", "，").
 func flowArrows(s []rune) []rune {
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		j := skipSpace(s, i)
 		end, skip := arrowAt(s, j)
 		if end >= 0 {
-			out = append(out, '，')
+			ed.out = append(ed.at(i), '，')
 			i = skipSpace(s, end)
+			ed.last = i
 			continue
 		}
 		// Every start in [i, skip) fails: the spaces lead to the same
@@ -383,10 +409,9 @@ func flowArrows(s []rune) []rune {
 		if skip > len(s) {
 			skip = len(s)
 		}
-		out = append(out, s[i:skip]...)
 		i = skip
 	}
-	return out
+	return ed.result()
 }
 
 // ---- _protect_spans / _restore_spans ----
@@ -509,7 +534,7 @@ func protectURLs(s []rune, p *protected) []rune {
 	if !containsASCII(s, "http") {
 		return s
 	}
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		if s[i] == 'h' && hasPrefix(s, i, "http") {
@@ -524,16 +549,16 @@ func protectURLs(s []rune, p *protected) []rune {
 					e++
 				}
 				if e > u {
-					out = p.add(out, s[i:e])
+					ed.out = p.add(ed.at(i), s[i:e])
+					ed.last = e
 					i = e
 					continue
 				}
 			}
 		}
-		out = append(out, s[i])
 		i++
 	}
-	return out
+	return ed.result()
 }
 
 // isURLStop is the complement of _URL_RE's run class.
@@ -566,7 +591,7 @@ func protectEmails(s []rune, p *protected) []rune {
 	}
 	local := newRunCache(isEmailLocal, nil)
 	domain := newRunCache(isEmailDomain, func(r rune) bool { return !isASCIILetter(r) })
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		if isEmailLocal(s[i]) && (i == 0 || !(isWord(s[i-1]) || s[i-1] == '.' || s[i-1] == '+' || s[i-1] == '-')) {
@@ -574,16 +599,16 @@ func protectEmails(s []rune, p *protected) []rune {
 				r, lastNonLetter := domain.at(s, a+1)
 				q := lastNonLetter + 1 // start of the trailing letters
 				if lastNonLetter >= a+2 && s[lastNonLetter] == '.' && r-q >= 2 && (r == len(s) || !isWord(s[r])) {
-					out = p.add(out, s[i:r])
+					ed.out = p.add(ed.at(i), s[i:r])
+					ed.last = r
 					i = r
 					continue
 				}
 			}
 		}
-		out = append(out, s[i])
 		i++
 	}
-	return out
+	return ed.result()
 }
 
 // protectMentions is _MENTION_RE: `(?<![A-Za-z0-9_])@[A-Za-z0-9_]{1,32}`.
@@ -591,7 +616,7 @@ func protectMentions(s []rune, p *protected) []rune {
 	if !containsRune(s, '@') {
 		return s
 	}
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		if s[i] == '@' && (i == 0 || !isASCIIWord(s[i-1])) {
@@ -609,15 +634,15 @@ func protectMentions(s []rune, p *protected) []rune {
 					}
 					p.exact = containsASCII(s[i:f], "PROT")
 				}
-				out = p.add(out, s[i:e])
+				ed.out = p.add(ed.at(i), s[i:e])
+				ed.last = e
 				i = e
 				continue
 			}
 		}
-		out = append(out, s[i])
 		i++
 	}
-	return out
+	return ed.result()
 }
 
 // protectReddit is _REDDIT_RE: `(?<![A-Za-z0-9_])(?:u|r)/[A-Za-z0-9_]+`.
@@ -625,7 +650,7 @@ func protectReddit(s []rune, p *protected) []rune {
 	if !containsRune(s, '/') {
 		return s
 	}
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		if (s[i] == 'u' || s[i] == 'r') && (i == 0 || !isASCIIWord(s[i-1])) && i+1 < len(s) && s[i+1] == '/' {
@@ -634,15 +659,15 @@ func protectReddit(s []rune, p *protected) []rune {
 				e++
 			}
 			if e > i+2 {
-				out = p.add(out, s[i:e])
+				ed.out = p.add(ed.at(i), s[i:e])
+				ed.last = e
 				i = e
 				continue
 			}
 		}
-		out = append(out, s[i])
 		i++
 	}
-	return out
+	return ed.result()
 }
 
 // protectHashtags is _HASHTAG_RE: `(?<![A-Za-z0-9_])#(?!\s)[^\s#]+`.
@@ -650,7 +675,7 @@ func protectHashtags(s []rune, p *protected) []rune {
 	if !containsRune(s, '#') {
 		return s
 	}
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		if s[i] == '#' && (i == 0 || !isASCIIWord(s[i-1])) {
@@ -659,15 +684,15 @@ func protectHashtags(s []rune, p *protected) []rune {
 				e++
 			}
 			if e > i+1 {
-				out = p.add(out, s[i:e])
+				ed.out = p.add(ed.at(i), s[i:e])
+				ed.last = e
 				i = e
 				continue
 			}
 		}
-		out = append(out, s[i])
 		i++
 	}
-	return out
+	return ed.result()
 }
 
 func isDotTokenRune(r rune) bool {
@@ -681,20 +706,20 @@ func protectDotTokens(s []rune, p *protected) []rune {
 		return s
 	}
 	run := newRunCache(isDotTokenRune, isASCIIAlnum)
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		if s[i] == '.' && (i == 0 || !isASCIIWord(s[i-1])) {
 			if e, lastAlnum := run.at(s, i+1); lastAlnum >= i+1 {
-				out = p.add(out, s[i:e])
+				ed.out = p.add(ed.at(i), s[i:e])
+				ed.last = e
 				i = e
 				continue
 			}
 		}
-		out = append(out, s[i])
 		i++
 	}
-	return out
+	return ed.result()
 }
 
 // isFileRune is the class [A-Za-z0-9._/+:-] of _FILELIKE_RE and _LATINISH
@@ -722,22 +747,22 @@ func isFileSep(r rune) bool {
 func protectFileLike(s []rune, p *protected) []rune {
 	run := newRunCache(isFileRune, isASCIILetter)
 	seps := newRunCache(isFileRune, isFileSep)
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		if isASCIIAlnum(s[i]) && (i == 0 || !isASCIIWord(s[i-1])) {
 			r, lastLetter := run.at(s, i)
 			_, lastSep := seps.at(s, i)
 			if lastLetter >= i && lastSep >= i {
-				out = p.add(out, s[i:r])
+				ed.out = p.add(ed.at(i), s[i:r])
+				ed.last = r
 				i = r
 				continue
 			}
 		}
-		out = append(out, s[i])
 		i++
 	}
-	return out
+	return ed.result()
 }
 
 // ---- _normalize_visible_underscores ----
@@ -899,25 +924,22 @@ func spaceAfterCJK(s []rune) []rune {
 // whole greedy run.
 func spaceBeforeCJK(s []rune) []rune {
 	c := newRunCache(isFileRune, isASCIILetter)
-	out := make([]rune, 0, len(s)+8)
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
-		if e := placeholderAt(s, i); e >= 0 && e < len(s) && isCJK(s[e]) {
-			out = append(out, s[i:e]...)
-			out = append(out, ' ')
+		e := placeholderAt(s, i)
+		if e < 0 || e >= len(s) || !isCJK(s[e]) {
+			e = latinishAt(s, i, &c)
+		}
+		if e >= 0 && e < len(s) && isCJK(s[e]) {
+			ed.out = append(ed.at(e), ' ')
+			ed.last = e
 			i = e
 			continue
 		}
-		if e := latinishAt(s, i, &c); e >= 0 && e < len(s) && isCJK(s[e]) {
-			out = append(out, s[i:e]...)
-			out = append(out, ' ')
-			i = e
-			continue
-		}
-		out = append(out, s[i])
 		i++
 	}
-	return out
+	return ed.result()
 }
 
 // dropSpaceBefore is re.sub(r"\s+([set])", r"\1").
@@ -977,12 +999,11 @@ func isCornerClose(r rune) bool { return r == '】' || r == '〗' || r == '』' 
 // group is the content stripped of \s, or its last rune when the content is
 // all space (the leading \s* gives one back).
 func quoteBrackets(s []rune, open, close func(rune) bool, openExcluded bool) []rune {
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	noCloseAfter := len(s) + 1 // no closer at or after this index
 	i := 0
 	for i < len(s) {
 		if !open(s[i]) || i+1 >= noCloseAfter {
-			out = append(out, s[i])
 			i++
 			continue
 		}
@@ -994,7 +1015,6 @@ func quoteBrackets(s []rune, open, close func(rune) bool, openExcluded bool) []r
 			noCloseAfter = i + 1
 		}
 		if j == len(s) || !close(s[j]) || j == i+1 {
-			out = append(out, s[i])
 			i++
 			continue
 		}
@@ -1003,12 +1023,13 @@ func quoteBrackets(s []rune, open, close func(rune) bool, openExcluded bool) []r
 		if len(group) == 0 {
 			group = content[len(content)-1:]
 		}
-		out = append(out, '"')
+		out := append(ed.at(i), '"')
 		out = append(out, group...)
-		out = append(out, '"')
+		ed.out = append(out, '"')
 		i = j + 1
+		ed.last = i
 	}
-	return out
+	return ed.result()
 }
 
 // isSentenceEnd is the class [。！？!?；;] before a stand-alone title.
@@ -1052,7 +1073,7 @@ func standaloneTitles(s []rune) []rune {
 		}
 		return k
 	}
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		p, k := i, -1
@@ -1064,20 +1085,20 @@ func standaloneTitles(s []rune) []rune {
 			k = title(p)
 		}
 		if k < 0 {
-			out = append(out, s[i])
 			i++
 			continue
 		}
-		out = append(out, s[i:p]...)
-		out = append(out, s[p+1:k]...)
+		// Keep s[i:p], the sentence end and spaces; drop 《 and 》.
+		ed.out = append(ed.at(p), s[p+1:k]...)
 		i = k + 1
+		ed.last = i
 	}
-	return out
+	return ed.result()
 }
 
 // dashRuns is re.sub(r"\s*(?:—|–|―|-){2,}\s*", "。").
 func dashRuns(s []rune) []rune {
-	out := make([]rune, 0, len(s))
+	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
 		j := skipSpace(s, i)
@@ -1086,17 +1107,17 @@ func dashRuns(s []rune) []rune {
 			d++
 		}
 		if d-j >= 2 {
-			out = append(out, '。')
+			ed.out = append(ed.at(i), '。')
 			i = skipSpace(s, d)
+			ed.last = i
 			continue
 		}
 		if j == i {
 			j = i + 1
 		}
-		out = append(out, s[i:j]...)
 		i = j
 	}
-	return out
+	return ed.result()
 }
 
 // ---- _normalize_repeated_punctuation ----

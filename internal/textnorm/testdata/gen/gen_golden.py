@@ -100,6 +100,16 @@ group("underscores", "foo_bar", "中文_ABC", "a__b", "_", "___", "_lead", "trai
       "___PROT1___ x", "____PROT0___", "___PROT0______PROT1___", "___PROT0___PROT1___", "PROT", "x_PROT_y",
       "___PROT٣___", "a_b https://x.com/a_b", "关注@foo_bar", "___KEEP_HYPHEN_BEFORE_ZH_WETEXT___")
 
+# _restore_spans is a chain of str.replace calls in index order: tokens that
+# swallowed an earlier placeholder leak it, user-typed placeholders expand,
+# a mention capped at 32 characters can cut one.
+group("restore_chain", "url:https://x.com/a", "wait...what", "x.@y", "#a,http://b.com", "r/___PROT0___",
+      "#___PROT1______PROT1___ #___PROT2______PROT2___ #x", "___PROT0___ #a", "#a ___PROT0___", "___PROT1___ #a #b",
+      "@abcdefghijklmnopqrstuvwxyz0123456https://x.com", "@abcdefghijklmnopqrstuvwxyz01234a@b.co",
+      "@abcdefghijklmnopqrstuvwxyz0123a@b.co", "@abcdefghijklmnopqrstuvwxyz012345http://x.y",
+      "a.___PROT0___", "___PROT00___ #a", "___PROT01___ #a #b", "#x ___PROT0___PROT0___", "PROT0___ #a",
+      "___PROT#a", "x ___PROT0___ y ___PROT0___ #z", "___PROT0___中 #a", "中___PROT0___ #a")
+
 group("spaces", "This   is   a   test.", "这 是　一 段  含有多种空白的文本。", "这是Anthropic的npm包", "今天update到v2.3.1了",
       "中 1", "1 中", "中 a", "a 中", "中\t\t文", "中\u00a0文", "中\u2003a", "word\u00a0word", "a\t\tb", "a \t b",
       "中文 , 英文", "a , b", "a ; b ! c ? d .", "中 ， 文", "（ 括号 ）", "【 x 】", "“ 引号 ”", "‘ x ’", "《 书 》",
