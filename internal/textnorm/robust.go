@@ -864,22 +864,22 @@ func collapseSpaces(s []rune) []rune {
 	return out
 }
 
-// dropSpaceBetween is re.sub(r"(A)\s+(?=B)", r"\1").
+// dropSpaceBetween is re.sub(r"(A)\s+(?=B)", r"\1"). Only whitespace
+// runs change, so the scan looks at the runes around each run.
 func dropSpaceBetween(s []rune, a, b func(rune) bool) []rune {
-	out := s[:0]
-	i := 0
-	for i < len(s) {
-		r := s[i]
-		out = append(out, r)
-		i++
-		if a(r) && i < len(s) && isSpace(s[i]) {
-			j := skipSpace(s, i)
-			if j < len(s) && b(s[j]) {
-				i = j
-			}
+	ed := editor{s: s}
+	for i := 1; i < len(s); i++ {
+		if !isSpace(s[i]) {
+			continue
 		}
+		j := skipSpace(s, i)
+		if j < len(s) && a(s[i-1]) && b(s[j]) {
+			ed.out = ed.at(i)
+			ed.last = j
+		}
+		i = j
 	}
-	return out
+	return ed.result()
 }
 
 // latinishAt returns the end of _LATINISH's second alternative at s[i:]
@@ -927,6 +927,10 @@ func spaceBeforeCJK(s []rune) []rune {
 	ed := editor{s: s}
 	i := 0
 	for i < len(s) {
+		if !isASCIIWord(s[i]) { // neither alternative starts here
+			i++
+			continue
+		}
 		e := placeholderAt(s, i)
 		if e < 0 || e >= len(s) || !isCJK(s[e]) {
 			e = latinishAt(s, i, &c)
@@ -944,38 +948,36 @@ func spaceBeforeCJK(s []rune) []rune {
 
 // dropSpaceBefore is re.sub(r"\s+([set])", r"\1").
 func dropSpaceBefore(s []rune, set func(rune) bool) []rune {
-	out := s[:0]
-	i := 0
-	for i < len(s) {
+	ed := editor{s: s}
+	for i := 0; i < len(s); i++ {
 		if !isSpace(s[i]) {
-			out = append(out, s[i])
-			i++
 			continue
 		}
 		j := skipSpace(s, i)
 		if j < len(s) && set(s[j]) {
-			i = j
-			continue
+			ed.out = ed.at(i)
+			ed.last = j
 		}
-		out = append(out, s[i:j]...)
 		i = j
 	}
-	return out
+	return ed.result()
 }
 
 // dropSpaceAfter is re.sub(r"([set])\s+", r"\1") (or \s*, the same).
 func dropSpaceAfter(s []rune, set func(rune) bool) []rune {
-	out := s[:0]
-	i := 0
-	for i < len(s) {
-		r := s[i]
-		out = append(out, r)
-		i++
-		if set(r) {
-			i = skipSpace(s, i)
+	ed := editor{s: s}
+	for i := 1; i < len(s); i++ {
+		if !isSpace(s[i]) {
+			continue
 		}
+		j := skipSpace(s, i)
+		if set(s[i-1]) {
+			ed.out = ed.at(i)
+			ed.last = j
+		}
+		i = j
 	}
-	return out
+	return ed.result()
 }
 
 // ---- _normalize_structural_punctuation ----
@@ -1125,18 +1127,19 @@ func dashRuns(s []rune) []rune {
 // repeatedPunctuation collapses ellipses and runs of the same or mixed
 // sentence punctuation.
 func repeatedPunctuation(s []rune) []rune {
-	s = collapseRuns(s, func(r rune) bool { return r == '.' }, 3, '。')
-	s = collapseRuns(s, func(r rune) bool { return r == '…' }, 2, '。')
-	s = collapseRuns(s, func(r rune) bool { return r == '。' || r == '．' }, 2, '。')
-	s = collapseRuns(s, func(r rune) bool { return r == '，' || r == ',' }, 2, '，')
-	s = collapseRuns(s, func(r rune) bool { return r == '!' || r == '！' }, 2, '！')
-	s = collapseRuns(s, func(r rune) bool { return r == '?' || r == '？' }, 2, '？')
+	s = collapseRuns(s, '.', '.', 3, '。')
+	s = collapseRuns(s, '…', '…', 2, '。')
+	s = collapseRuns(s, '。', '．', 2, '。')
+	s = collapseRuns(s, '，', ',', 2, '，')
+	s = collapseRuns(s, '!', '！', 2, '！')
+	s = collapseRuns(s, '?', '？', 2, '？')
 	return collapseMixedQE(s)
 }
 
-// collapseRuns replaces every maximal run of at least min runes of class in
-// with repl.
-func collapseRuns(s []rune, in func(rune) bool, min int, repl rune) []rune {
+// collapseRuns replaces every maximal run of at least min runes a or b with
+// repl.
+func collapseRuns(s []rune, a, b rune, min int, repl rune) []rune {
+	in := func(r rune) bool { return r == a || r == b }
 	out := s[:0]
 	i := 0
 	for i < len(s) {

@@ -58,6 +58,9 @@ func isOther(r rune) bool {
 	if r < 0x80 {
 		return r < 0x20 || r == 0x7F
 	}
+	if (r >= 0x3400 && r <= 0x4DBF) || (r >= 0x4E00 && r <= 0x9FFF) {
+		return false // all assigned ideographs in 14.0; skip the search
+	}
 	return tableOther.has(r)
 }
 
