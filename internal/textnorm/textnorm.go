@@ -14,9 +14,30 @@
 // grammar (the reference's "robust_pre+wetext:<lang>+robust_post").
 // Pipeline.Normalize reproduces that order.
 //
+// The grammars plug in through the Grammar interface, so this package
+// imports neither sub-package: the server builds
+// Pipeline{ZH: <zh grammar>, EN: <en grammar>} and calls Normalize.
+//
 // Stages 1–3 match the reference byte for byte under Python 3.11 (Unicode
 // 14.0.0); the Unicode predicates they need come from tables generated with
-// that Python, not from Go's newer unicode package.
+// that Python, not from Go's newer unicode package. The golden files in
+// testdata were written by the reference's own code (testdata/gen). Known
+// differences:
+//
+//   - Invalid UTF-8 bytes are read as U+FFFD, one per byte; a Python str
+//     cannot hold them.
+//   - The reference restores protected spans with one str.replace per
+//     placeholder, a scan of the text each. The port does the same in one
+//     pass where that provably gives the same string; where it might not
+//     (the text contains "PROT", or a mention capped at 32 characters runs
+//     into a placeholder) it runs the chain, but gives up past 64 MiB
+//     scanned or an output 16 times the input and restores each placeholder
+//     once instead. The chain grows exponentially on user-typed
+//     placeholders nested in protected tokens, where the reference runs out
+//     of memory (see protected.restore).
+//
+// Quirks of the reference are kept, for example a token that swallows an
+// earlier placeholder leaks it: "url:https://x" becomes "url:___PROT0___".
 package textnorm
 
 import (
