@@ -81,22 +81,30 @@ func FuzzResolveLanguage(f *testing.F) {
 }
 
 func FuzzPipeline(f *testing.F) {
-	for _, s := range fuzzSeeds {
-		f.Add(s, uint8(0), uint8(0))
+	for k, s := range fuzzSeeds {
+		f.Add(s, fuzzSeeds[(k*7+3)%len(fuzzSeeds)], uint8(k), uint8(k/3))
 	}
 	p := stubPipeline()
-	f.Fuzz(func(t *testing.T, in string, lang, stage uint8) {
+	f.Fuzz(func(t *testing.T, in, prompt string, lang, stage uint8) {
 		l, s := Language(lang%3), Stage(stage%3)
-		out := p.Normalize(in, l, s)
-		if !utf8.ValidString(out) {
-			t.Fatalf("Normalize(%+q, %v, %v) = %+q: invalid UTF-8", in, l, s, out)
+		out, pout := p.NormalizePair(in, prompt, l, s)
+		for _, c := range []struct{ in, out string }{{in, out}, {prompt, pout}} {
+			if !utf8.ValidString(c.out) {
+				t.Fatalf("NormalizePair(%+q, %+q, %v, %v) = %+q: invalid UTF-8", in, prompt, l, s, c.out)
+			}
+			// The stub grammars add at most 6 bytes per '-' plus a suffix.
+			if len(c.out) > 4*(len(c.in)+6*strings.Count(c.in, "-")+8)+8 {
+				t.Fatalf("NormalizePair(%+q, %+q, %v, %v): %d bytes out of %d", in, prompt, l, s, len(c.out), len(c.in))
+			}
 		}
-		// The stub grammars add at most 6 bytes per '-' plus a suffix.
-		if len(out) > 4*(len(in)+6*strings.Count(in, "-")+8)+8 {
-			t.Fatalf("Normalize(%+q, %v, %v): %d bytes out of %d", in, l, s, len(out), len(in))
+		if prompt == "" && pout != "" {
+			t.Fatalf("empty prompt became %+q", pout)
 		}
-		if again := p.Normalize(in, l, s); again != out {
-			t.Fatalf("not deterministic: %+q then %+q", out, again)
+		if again, pagain := p.NormalizePair(in, prompt, l, s); again != out || pagain != pout {
+			t.Fatalf("not deterministic: %+q, %+q then %+q, %+q", out, pout, again, pagain)
+		}
+		if single := p.Normalize(in, l, s); single != out {
+			t.Fatalf("Normalize(%+q) = %+q; NormalizePair gives %+q", in, single, out)
 		}
 	})
 }

@@ -15,8 +15,11 @@ type goldenCase struct {
 	In     string `json:"in"`
 	Out    string `json:"out"`
 	Voice  string `json:"voice"`
-	Stage  string `json:"stage"`
-	Method string `json:"method"`
+	Prompt string `json:"prompt"`
+	// PromptOut is the normalized prompt text (pipeline.json).
+	PromptOut string `json:"prompt_out"`
+	Stage     string `json:"stage"`
+	Method    string `json:"method"`
 }
 
 func readGolden(t *testing.T, name string) []goldenCase {
@@ -87,6 +90,15 @@ func TestGoldenPipeline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return p.Normalize(c.In, Auto, stage)
+		text, prompt := p.NormalizePair(c.In, c.Prompt, Auto, stage)
+		if prompt != c.PromptOut {
+			t.Errorf("NormalizePair(%+q, %+q, auto, %v) prompt = %+q; want %+q", c.In, c.Prompt, stage, prompt, c.PromptOut)
+		}
+		if c.Prompt == "" {
+			if single := p.Normalize(c.In, Auto, stage); single != text {
+				t.Errorf("Normalize(%+q) = %+q; NormalizePair gives %+q", c.In, single, text)
+			}
+		}
+		return text
 	})
 }

@@ -146,32 +146,29 @@ type Pipeline struct {
 
 // Normalize normalizes text for synthesis. With lang Auto the language is
 // resolved from the text as it enters the WeText stage, as ResolveLanguage
-// does with no voice.
+// does with no voice (the reference's server and infer.py pass none).
 //
 // Invalid UTF-8 bytes are read as U+FFFD, one per byte, before any stage:
 // the reference works on Python str, which cannot hold them, and a grammar
 // must not see them.
 func (p *Pipeline) Normalize(text string, lang Language, stage Stage) string {
-	if !utf8.ValidString(text) {
-		text = string([]rune(text))
-	}
-	switch stage {
-	case Robust:
-		return NormalizeTTSText(text)
-	case WeText:
-		out, _ := p.wetext(text, lang)
-		return out
-	}
-	pre := NormalizeTTSText(text)
-	mid, ran := p.wetext(pre, lang)
-	if !ran {
-		return pre
-	}
-	return NormalizeTTSText(mid)
+	out, _ := p.NormalizePair(text, "", lang, stage)
+	return out
 }
 
-// wetext runs stages 2–4 and reports whether a grammar ran.
-func (p *Pipeline) wetext(text string, lang Language) (string, bool) {
+// NormalizePair normalizes a request's text and its prompt text (the
+// transcript of the reference audio) together, as the reference's
+// prepare_tts_request_texts does: with lang Auto the language is resolved
+// from the text alone and applies to both, so the prompt cannot switch the
+// grammar. An empty prompt stays empty.
+func (p *Pipeline) NormalizePair(text, prompt string, lang Language, stage Stage) (string, string) {
+	text, prompt = validUTF8(text), validUTF8(prompt)
+	if stage == Robust {
+		return NormalizeTTSText(text), NormalizeTTSText(prompt)
+	}
+	if stage == All {
+		text, prompt = NormalizeTTSText(text), NormalizeTTSText(prompt)
+	}
 	if lang == Auto {
 		lang = ResolveLanguage(text, "")
 	}
@@ -183,15 +180,34 @@ func (p *Pipeline) wetext(text string, lang Language) (string, bool) {
 		g = p.EN
 	}
 	if g == nil {
-		return text, false
+		// WeText off for this language: under All the robust pass above
+		// was the only one, as in the reference without WeText.
+		return text, prompt
 	}
 	if lang == ZH {
-		text = GuardZHHyphens(text)
+		text, prompt = GuardZHHyphens(text), GuardZHHyphens(prompt)
 	}
-	if text == "" {
-		return "", true
+	text, prompt = grammar(g, text), grammar(g, prompt)
+	if stage == All {
+		text, prompt = NormalizeTTSText(text), NormalizeTTSText(prompt)
 	}
-	return g.Normalize(text), true
+	return text, prompt
+}
+
+// grammar runs g on non-empty text, as the reference's manager does.
+func grammar(g Grammar, s string) string {
+	if s == "" {
+		return ""
+	}
+	return g.Normalize(s)
+}
+
+// validUTF8 reads each invalid byte of s as U+FFFD.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string([]rune(s))
 }
 
 // englishVoices is the reference's ENGLISH_VOICES: built-in voices that

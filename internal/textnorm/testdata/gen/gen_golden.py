@@ -251,12 +251,14 @@ class StubManager:
 
 
 pipe_rows = []
-for row in robust_rows:
-    if row["group"] == "fragment_pairs":
-        continue
+pipe_in = [row for row in robust_rows if row["group"] != "fragment_pairs"]
+for k, row in enumerate(pipe_in):
+    # Every third case carries a prompt text from elsewhere in the corpus:
+    # the language comes from the text alone and applies to both.
+    prompt = pipe_in[(k * 7 + 3) % len(pipe_in)]["in"] if k % 3 == 0 else ""
     for stage, wetext, rob in (("all", True, True), ("robust", False, True), ("wetext", True, False)):
-        res = pipeline.prepare_tts_request_texts(text=row["in"], enable_wetext=wetext, enable_normalize_tts_text=rob,
-                                                 text_normalizer_manager=StubManager())
-        pipe_rows.append({"group": row["group"], "in": row["in"], "stage": stage, "out": res["text"],
-                          "method": res["normalization_method"]})
+        res = pipeline.prepare_tts_request_texts(text=row["in"], prompt_text=prompt, enable_wetext=wetext,
+                                                 enable_normalize_tts_text=rob, text_normalizer_manager=StubManager())
+        pipe_rows.append({"group": row["group"], "in": row["in"], "prompt": prompt, "stage": stage, "out": res["text"],
+                          "prompt_out": res["prompt_text"], "method": res["normalization_method"]})
 dump("pipeline.json", pipe_rows)
