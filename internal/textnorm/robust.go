@@ -12,8 +12,9 @@ import (
 // bracket pairs into pauses or quotes, collapses punctuation runs, fixes
 // spacing per script and makes every line end in punctuation.
 //
-// The output equals the reference's for every valid UTF-8 input; invalid
-// bytes are read as U+FFFD first (Python never sees them: its str holds code
+// The output equals the reference's for every valid UTF-8 input, but for
+// the bounded placeholder restore the package doc describes; invalid bytes
+// are read as U+FFFD first (Python never sees them: its str holds code
 // points). Each rule is a hand-written scanner that follows Python re's
 // leftmost, non-overlapping, backtracking semantics, in linear time.
 func NormalizeTTSText(text string) string {

@@ -193,6 +193,21 @@ for n in range(500):
     randoms.append("".join(rng.choice(ALPHABET) for _ in range(k)))
 group("random_mix", *randoms)
 
+# Seeded random sentences of real tokens: realistic mixes of every rule.
+WORDS = ["今天", "天气", "很好", "我们", "去", "公园", "。", "，", "！", "？", "、", "：", "；", "“", "”", "（", "）", "《", "》",
+         "【", "】", "「", "」", "the", "quick", "brown", "fox", "Hello", "World", "v2.3.1", "3.0.0-rc.1", "app.js.map", ".env",
+         "foo_bar", "snake_case", "a/b.py", "https://github.com/x/y", "http://a.b/c?d=e", "ops+tts@example.ai", "@alice",
+         "@bob_1", "#tag", "#话题", "r/golang", "u/spez", "123", "2024-05-01", "10:30", "-2", "x=-2", "A-B", "中-文", "->",
+         "=>", "→", "——", "--", "...", "……", "!!!", "？？！", "[S1]", "{sad}", " ", "  ", "\n", "\n\n", "\t", "\u3000",
+         "\u00a0", "# ", "> ", "- ", "1. ", "* ", "[link](https://x.y/z)", "ア", "カタカナ", "ひらがな", "😀", "___", "_",
+         "12.5%", "$5", "C++", "i.e.", "e.g.", "U.S.", "Mr.", "ok", "OK!", ":)", "<br>", "x<y", "a>b"]
+rng = random.Random(20260402)
+sentences = []
+for n in range(400):
+    k = rng.randint(1, 30)
+    sentences.append("".join(rng.choice(WORDS) + rng.choice(["", "", " "]) for _ in range(k)))
+group("random_words", *sentences)
+
 os.makedirs(OUT, exist_ok=True)
 
 
