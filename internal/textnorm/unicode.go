@@ -26,13 +26,26 @@ func (t runeRanges) has(r rune) bool {
 // Go's unicode package does: the reference ran on 3.11 and newer Unicode
 // versions assign characters that 14.0 left unassigned.
 
-// isSpace is Python's str.isspace, which is also re's \s on str.
+// isSpace is Python's str.isspace, which is also re's \s on str. It is
+// small enough to inline; the rare non-ASCII spaces go to the table.
 func isSpace(r rune) bool {
 	if r < 0x80 {
-		return r == ' ' || (r >= '\t' && r <= '\r') || (r >= 0x1C && r <= 0x1F)
+		return asciiSpace[r]
 	}
-	if r < 0x85 || (r > 0xA0 && r < 0x1680) || r > 0x3000 {
-		return false // the common case, CJK included, without a search
+	return r >= 0x85 && r <= 0x3000 && isSpaceTable(r)
+}
+
+// asciiSpace marks \t \n \v \f \r, U+001C–U+001F and the space.
+var asciiSpace = [0x80]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true,
+	0x1C: true, 0x1D: true, 0x1E: true, 0x1F: true, ' ': true}
+
+// isSpaceTable is the non-ASCII part of isSpace, kept out of line so that
+// isSpace inlines.
+//
+//go:noinline
+func isSpaceTable(r rune) bool {
+	if r > 0xA0 && r < 0x1680 {
+		return false // the common case without a search
 	}
 	return tableSpace.has(r)
 }
