@@ -1,0 +1,6 @@
+//go:build !race
+
+package textnorm
+
+// raceEnabled shrinks the pathological inputs under the race detector.
+const raceEnabled = false
