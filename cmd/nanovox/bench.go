@@ -198,7 +198,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
-			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul, "kernels": tensor.Kernels(), "results": rs,
+			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(), "results": rs,
 		})
 	}
 	bench.WriteTable(cmd.OutOrStdout(), rs)

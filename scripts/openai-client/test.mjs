@@ -2,7 +2,15 @@
 // Usage: NANOVOX_URL=http://127.0.0.1:PORT NANOVOX_API_KEY=KEY REF_WAV=path node test.mjs
 import fs from 'node:fs';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import OpenAI from 'openai';
+
+// The duration of an encoded body as ffmpeg decodes it, in seconds (throws
+// if ffmpeg finds an error).
+function probe(bytes, fmt) {
+  const pcm = execFileSync('ffmpeg', ['-v', 'error', '-xerror', '-f', fmt, '-i', 'pipe:0', '-f', 's16le', '-ac', '1', '-ar', '48000', 'pipe:1'], { input: bytes, maxBuffer: 1 << 28 });
+  return pcm.length / 2 / 48000;
+}
 
 const base = process.env.NANOVOX_URL;
 const key = process.env.NANOVOX_API_KEY;
@@ -22,6 +30,15 @@ assert.equal(saved.status, 201, await saved.text());
 const models = await client.models.list();
 assert.ok(models.data.some((m) => m.id === 'tts-1'));
 
+// The SDK's defaults: no response_format, so MP3 (OpenAI's default), and an
+// OpenAI voice name that the server maps to a saved voice (--voice-alias).
+const mp3 = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input });
+assert.equal(mp3.headers.get('content-type'), 'audio/mpeg');
+const mp3Bytes = Buffer.from(await mp3.arrayBuffer());
+const mp3Seconds = probe(mp3Bytes, 'mp3');
+assert.ok(mp3Seconds > 0.1, `mp3 of ${mp3Seconds} s`);
+console.log(`default: ${mp3Bytes.length} bytes of MP3, ${mp3Seconds} s`);
+
 // Buffered WAV with a saved voice, the way OpenAI clients call it.
 const wav = await client.audio.speech.create({ model: 'tts-1', voice: 'sdk-voice', input, response_format: 'wav', seed: 5 });
 assert.equal(wav.headers.get('content-type'), 'audio/wav');
@@ -40,7 +57,7 @@ assert.deepEqual(streamed, wavBytes.subarray(44), 'streamed PCM equals the buffe
 console.log(`streamed: ${streamed.length} bytes in ${chunks} network chunks`);
 
 // SSE events with an inline reference clip.
-const sse = await client.audio.speech.create({ model: 'tts-1', voice: { ref_audio: clip.toString('base64') }, input, stream_format: 'sse', seed: 5 });
+const sse = await client.audio.speech.create({ model: 'tts-1', voice: { ref_audio: clip.toString('base64') }, input, stream_format: 'sse', response_format: 'pcm', seed: 5 });
 assert.equal(sse.headers.get('content-type'), 'text/event-stream');
 let text = '';
 for await (const c of sse.body) text += Buffer.from(c).toString();
@@ -53,7 +70,9 @@ assert.deepEqual(audio, streamed, 'SSE audio equals the streamed PCM');
 console.log(`sse: ${events.length - 1} delta events, usage ${JSON.stringify(done.usage)}`);
 
 // Errors come back as the SDK's typed errors.
-await assert.rejects(client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input }), (e) => e.status === 404 && /not a saved voice/.test(e.message));
-await assert.rejects(client.audio.speech.create({ model: 'tts-1', voice: 'sdk-voice', input, speed: 2 }), (e) => e.status === 400 && e.param === 'speed');
-await assert.rejects(new OpenAI({ apiKey: 'wrong', baseURL: `${base}/v1`, maxRetries: 0 }).models.list(), (e) => e.status === 401);
+await assert.rejects(client.audio.speech.create({ model: 'tts-1', voice: 'nova', input }), (e) => e.status === 404 && /--voice-alias nova=NAME/.test(e.message));
+await assert.rejects(client.audio.speech.create({ model: 'tts-1', voice: 'no-such-voice', input }), (e) => e.status === 404 && /not a saved voice/.test(e.message));
+await assert.rejects(client.audio.speech.create({ model: 'tts-1', voice: 'sdk-voice', input, speed: 5 }), (e) => e.status === 400 && e.param === 'speed');
+// The lists are public here (--public-lists, for Open WebUI); speech is not.
+await assert.rejects(new OpenAI({ apiKey: 'wrong', baseURL: `${base}/v1`, maxRetries: 0 }).audio.speech.create({ model: 'tts-1', voice: 'alloy', input }), (e) => e.status === 401);
 console.log('openai client: ok');
