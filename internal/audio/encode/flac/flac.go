@@ -16,8 +16,10 @@
 // per-partition parameters chosen by estimated size, or as a constant or
 // verbatim subframe when that is smaller. Stereo blocks are coded as
 // left/right, left/side, side/right or mid/side, whichever estimate is
-// smallest. There is no LPC: speech compresses to roughly 50–60 % of 16-bit
-// PCM this way, within about 10 % of libFLAC's default level.
+// smallest. There is no LPC: on testdata/en_2.wav (2.5 s of 48 kHz speech)
+// the frames take 123 345 bytes, 51 % of 16-bit PCM, against 123 185 for
+// ffmpeg's FLAC encoder limited to fixed predictors and 118 237 (4 % less)
+// at its default level with LPC (ffmpeg 5.1).
 //
 // # Streaming
 //
