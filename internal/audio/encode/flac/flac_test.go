@@ -168,7 +168,7 @@ func firstDiff(a, b []int16) int {
 // signals returns the test inputs, interleaved for the channel count.
 func signals(t testing.TB, rate, channels int) map[string][]float32 {
 	rng := rand.New(rand.NewPCG(uint64(rate), uint64(channels)))
-	n := rate * 3 / 2
+	n := max(rate/2, 2*BlockSize+123) // several blocks at every rate
 	mono := map[string][]float32{
 		"sweep":   sweep(n, rate, 50, float64(rate)*0.45, 0.7),
 		"noise":   make([]float32, n),
@@ -261,11 +261,11 @@ func TestLosslessFFmpeg(t *testing.T) {
 // through internal/audio), which runs without ffmpeg and checks every
 // frame's CRC and the STREAMINFO MD5 where set.
 func TestLosslessGo(t *testing.T) {
-	for _, rate := range []int{8000, 44100, 48000} {
+	for _, rate := range []int{8000, 48000} {
 		for _, ch := range []int{1, 2} {
 			for name, x := range signals(t, rate, ch) {
-				if name == "hostile" || strings.HasPrefix(name, "silence") {
-					continue // shorter than internal/audio's minimum clip
+				if name == "hostile" || strings.HasPrefix(name, "silence") || strings.HasSuffix(name, "-dual") {
+					continue // short, or covered by ffmpeg
 				}
 				data := encode(t, x, rate, ch)
 				clip, err := audio.DecodeWith(data, audio.Options{MinDuration: -1})
