@@ -370,7 +370,23 @@ func zeroCrossFreq(x []float32) float64 {
 	return float64(n-1) / (last - first) * rate
 }
 
+// envelope returns the smallest and largest RMS over windows of w samples
+// hopping by w/2.
+func envelope(x []float32, w int) (lo, hi float64) {
+	lo = math.Inf(1)
+	for i := 0; i+w <= len(x); i += w / 2 {
+		var e float64
+		for _, v := range x[i : i+w] {
+			e += float64(v) * float64(v)
+		}
+		r := math.Sqrt(e / float64(w))
+		lo, hi = min(lo, r), max(hi, r)
+	}
+	return lo, hi
+}
+
 func TestTonePitchPreserved(t *testing.T) {
+	s0, _ := New(rate, 1, 2)
 	for _, f := range []float64{110, 440, 1000} {
 		x := tone(rate, f, 0.5)
 		for _, sp := range testSpeeds() {
@@ -379,6 +395,16 @@ func TestTonePitchPreserved(t *testing.T) {
 			got := zeroCrossFreq(out[len(out)/10 : len(out)*9/10])
 			if math.Abs(got/f-1) > 0.02 {
 				t.Errorf("%v Hz speed %v: %.2f Hz", f, sp, got)
+			}
+			// Aligned cross-fades keep a tone's level; a misaligned one
+			// (opposite phases) would dip towards silence mid-fade.
+			// Windows of a whole number of periods, so that the RMS of
+			// an intact tone does not depend on where they start.
+			period := rate / f
+			w := int(math.Round(period * math.Ceil(float64(s0.hs)/period)))
+			lo, hi := envelope(out[len(out)/10:len(out)*9/10], w)
+			if db := 20 * math.Log10(hi/lo); db > 0.5 {
+				t.Errorf("%v Hz speed %v: level varies by %.2f dB", f, sp, db)
 			}
 		}
 	}
