@@ -32,6 +32,14 @@
 // (channel-summed) signal at about 8 kHz and is then refined at the full rate
 // within one decimation step, which makes it about 1/D² as expensive as a
 // full-rate search (D = 6 at 48 kHz) while still landing on the exact sample.
+// The refinement matches only the Hs samples that are cross-faded, where
+// alignment matters. BenchmarkProcess measures a real-time factor of about
+// 0.006–0.009 at speed 0.25 and ≤ 0.003 from 0.5 to 4 on one core for 48 kHz
+// mono speech.
+//
+// Measured quality (tsm_test.go): the median F0 of the stretched speech
+// clips stays within 0.7 % of the original's along the time map at every
+// speed from 0.25 to 4; a stretched tone keeps its level within 0.5 dB.
 //
 // # Channels
 //
