@@ -731,7 +731,7 @@ func TestOtherRates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, r := range []int{8000, 16000, 22050, 24000, 44100, 96000, 1000, 1} {
 		x := make([]float32, r+17)
-		if raceEnabled && r > 24000 {
+		if raceEnabled && r > 8000 {
 			continue
 		}
 		for i := range x {
