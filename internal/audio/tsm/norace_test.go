@@ -1,0 +1,5 @@
+//go:build !race
+
+package tsm
+
+const raceEnabled = false
