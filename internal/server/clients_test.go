@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,6 +57,7 @@ func TestClientRequests(t *testing.T) {
 		{"OpenAI SDK / Open WebUI (defaults)", `{"model":"tts-1","input":"` + text + `","voice":"alloy"}`, "audio/mpeg", "", 0},
 		{"Home Assistant openai_tts", `{"model":"tts-1","voice":"alloy","input":"` + text + `","response_format":"mp3","speed":1.0,"instructions":"Speak calmly","extra_field":true}`, "audio/mpeg", "extra_field, instructions", 0},
 		{"SillyTavern", `{"input":"` + text + `","voice":"alloy","model":"tts-1-hd","response_format":"mp3","speed":1}`, "audio/mpeg", "", 0},
+		{"FLAC download", `{"model":"tts-1","input":"` + text + `","voice":"anna","response_format":"flac"}`, "audio/flac", "", 0},
 		{"voice-note bot", `{"model":"tts-1","input":"` + text + `","voice":"anna","response_format":"opus"}`, "audio/ogg", "", 0},
 		{"LibreChat", `{"model":"tts-1","input":"` + text + `","voice":"alloy","backend":"openai","user":"user-1"}`, "audio/mpeg", "backend, user", 0},
 		{"AAC player", `{"model":"tts-1","input":"` + text + `","voice":"anna","response_format":"aac"}`, "audio/aac", "", 0},
@@ -89,6 +91,12 @@ func TestClientRequests(t *testing.T) {
 		})
 	}
 
+	// Home Assistant's speed 1.25: a fifth shorter, as a WAV of exact length.
+	r := ts.post(t, "/v1/audio/speech", []byte(`{"model":"tts-1","voice":"alloy","input":"`+text+`","response_format":"wav","speed":1.25}`), auth...)
+	if b := readAll(t, r); r.StatusCode != 200 || len(b) != 44+2*int(math.Round(1.6*48000/1.25)) {
+		t.Errorf("speed 1.25: status %d, %d bytes; want %d", r.StatusCode, len(b), 44+2*int(math.Round(1.6*48000/1.25)))
+	}
+
 	// LibreChat concatenates the MP3 bodies of several requests: they
 	// decode as one stream of the summed length.
 	var joined []byte
@@ -118,7 +126,7 @@ func TestClientRequests(t *testing.T) {
 		}
 	}
 	// Speech still needs the key.
-	r := ts.post(t, "/v1/audio/speech", []byte(`{"input":"hi","voice":"alloy"}`))
+	r = ts.post(t, "/v1/audio/speech", []byte(`{"input":"hi","voice":"alloy"}`))
 	if readAll(t, r); r.StatusCode != 401 {
 		t.Errorf("speech without the key: %d", r.StatusCode)
 	}

@@ -14,8 +14,10 @@ import (
 
 	"github.com/nanovox/nanovox/internal/audio"
 	"github.com/nanovox/nanovox/internal/audio/encode/aac"
+	"github.com/nanovox/nanovox/internal/audio/encode/flac"
 	"github.com/nanovox/nanovox/internal/audio/encode/mp3"
 	"github.com/nanovox/nanovox/internal/audio/encode/opus"
+	"github.com/nanovox/nanovox/internal/audio/tsm"
 )
 
 // Format is an output audio format.
@@ -156,6 +158,8 @@ func NewEncoder(w io.Writer, f Format, o Options) (Encoder, error) {
 		return opus.NewEncoder(w, o.SampleRate, o.Channels, o.Bitrate)
 	case AAC:
 		return aac.NewEncoder(w, o.SampleRate, o.Channels, o.Bitrate)
+	case FLAC:
+		return flac.NewEncoder(w, o.SampleRate, o.Channels, 0)
 	case WAV:
 		ww, err := audio.NewWAVWriter(w, o.SampleRate, o.Channels)
 		if err != nil {
@@ -240,8 +244,8 @@ func (b *Buffer) Reset() { b.b, b.pos = b.b[:0], 0 }
 
 // The speed range of Output (OpenAI's).
 const (
-	MinSpeed = 0.25
-	MaxSpeed = 4.0
+	MinSpeed = tsm.MinSpeed
+	MaxSpeed = tsm.MaxSpeed
 )
 
 // BitrateRange returns the bitrates (bits per second) a lossy format

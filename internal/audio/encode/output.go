@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/nanovox/nanovox/internal/audio"
+	"github.com/nanovox/nanovox/internal/audio/tsm"
 )
 
 // OutputOptions describe how the model's audio becomes what a client asked
@@ -28,16 +29,19 @@ type OutputOptions struct {
 }
 
 // Output converts and encodes the model's audio as it is generated:
-// channels, then sample rate (audio.StreamResampler, equal to resampling
-// the whole signal), then the format's Encoder. Write never holds back more
-// than the resampler's few samples and the codec's frame.
+// channels, then speed (tsm.Stretcher: pitch kept, about 30 ms held back),
+// then sample rate (audio.StreamResampler, equal to resampling the whole
+// signal), then the format's Encoder. Write never holds back more than
+// these few milliseconds and the codec's frame.
 type Output struct {
 	enc        Encoder
 	inChannels int
 	channels   int
 	rate       int
+	stretch    *tsm.Stretcher           // nil at speed 1
 	rs         []*audio.StreamResampler // one per output channel; nil at the input rate
 	mono, tmp  []float32
+	fast       []float32
 	planes     [2][]float32
 	inter      []float32
 	closed     bool
@@ -50,9 +54,6 @@ func NewOutput(w io.Writer, o OutputOptions) (*Output, error) {
 	}
 	if o.Channels != 1 && (o.Channels != 2 || o.InChannels != 2) {
 		return nil, fmt.Errorf("output: %d channels from %d", o.Channels, o.InChannels)
-	}
-	if o.Speed != 0 && o.Speed != 1 {
-		return nil, fmt.Errorf("output: speed %v is not supported yet", o.Speed)
 	}
 	want := o.SampleRate
 	if want == 0 {
@@ -67,6 +68,11 @@ func NewOutput(w io.Writer, o OutputOptions) (*Output, error) {
 		return nil, err
 	}
 	out := &Output{enc: enc, inChannels: o.InChannels, channels: o.Channels, rate: rate}
+	if o.Speed != 0 && o.Speed != 1 {
+		if out.stretch, err = tsm.New(o.InRate, o.Channels, o.Speed); err != nil {
+			return nil, fmt.Errorf("output: %w", err)
+		}
+	}
 	if rate != o.InRate {
 		r, err := audio.NewResampler(o.InRate, rate)
 		if err != nil {
@@ -116,6 +122,13 @@ func (o *Output) encode(samples []float32, final bool) error {
 	if o.channels == 1 && o.inChannels == 2 {
 		o.mono = audio.Downmix(o.mono[:0], samples)
 		x = o.mono
+	}
+	if o.stretch != nil {
+		o.fast = o.stretch.Process(o.fast[:0], x)
+		if final {
+			o.fast = o.stretch.Flush(o.fast)
+		}
+		x = o.fast
 	}
 	if o.rs == nil {
 		if len(x) == 0 {

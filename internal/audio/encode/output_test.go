@@ -299,3 +299,33 @@ func TestOutputErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputSpeed: speed changes the length by its factor and the chunked
+// result equals the whole-signal one (the stretcher and resampler carry
+// their state across chunks).
+func TestOutputSpeed(t *testing.T) {
+	x := modelAudio(t)
+	for _, tc := range []struct {
+		speed float64
+		rate  int
+	}{{1.25, 48000}, {0.5, 24000}, {4, 16000}, {0.25, 48000}} {
+		o := OutputOptions{Format: PCM, InRate: 48000, InChannels: 2, Channels: 1, SampleRate: tc.rate, Speed: tc.speed}
+		chunked, _ := encodeChunks(t, o, x, 9)
+		var whole bytes.Buffer
+		out, err := NewOutput(&whole, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Write(x)
+		out.Close()
+		if !bytes.Equal(chunked, whole.Bytes()) {
+			t.Errorf("speed %v: chunked output differs from whole", tc.speed)
+		}
+		in := len(x) / 2
+		stretched := int(math.Round(float64(in) / tc.speed))
+		want, _ := audio.NewResampler(48000, tc.rate)
+		if got := len(chunked) / 2; got != want.OutputLen(stretched) {
+			t.Errorf("speed %v at %d Hz: %d samples, want %d", tc.speed, tc.rate, got, want.OutputLen(stretched))
+		}
+	}
+}
