@@ -25,6 +25,8 @@ type benchOptions struct {
 	modelFlags
 	refAudio, voiceName, dataDir, text string
 	streams, modes, voices             string
+	format                             string
+	noNormalize                        bool
 	frames, runs                       int
 	asJSON, realtime                   bool
 	cpuProfile                         string
@@ -73,6 +75,8 @@ full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.`,
 	f.StringVar(&o.modes, "modes", "buffered,streamed", "modes to measure")
 	f.StringVar(&o.voices, "voices", "saved,inline", "voice kinds to measure: saved, distinct, inline")
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object with a results array")
+	f.StringVar(&o.format, "format", "", "encode every chunk as this response_format (mp3, opus, aac, flac, wav, pcm) before it counts as arrived, as the server does (default: raw samples, no encoding)")
+	f.BoolVar(&o.noNormalize, "no-normalize", false, "skip the text normalization that requests run by default")
 	f.Uint64Var(&o.seed, "seed", 1, "base seed")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
 	return cmd
@@ -108,6 +112,9 @@ func parseList(s string) []string {
 }
 
 func runBench(cmd *cobra.Command, o *benchOptions) error {
+	if o.format != "" && !validFormat(o.format) {
+		return usagef("--format %q is not supported (mp3, opus, aac, flac, wav, pcm)", o.format)
+	}
 	ctx := cmd.Context()
 	var streams []int
 	for _, s := range parseList(o.streams) {
@@ -188,6 +195,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	rs, err := bench.Run(ctx, fam, bench.Config{
 		Text: o.text, RefPCM: ref, Frames: o.frames, Streams: streams, Runs: o.runs,
 		Voices: voices, Modes: modes, Seed: o.seed, RealTime: o.realtime, Progress: log,
+		Format: o.format, NoNormalize: o.noNormalize,
 	})
 	if err != nil {
 		return err

@@ -42,6 +42,7 @@ func newRootCmd() *cobra.Command {
 		newVoicesCmd(),
 		newPullCmd(),
 		newInspectCmd(),
+		newNormalizeCmd(),
 		newBenchCmd(),
 		newDevCmd(),
 	)

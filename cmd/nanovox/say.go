@@ -36,6 +36,7 @@ type sayOptions struct {
 	language, instruct       string
 	codesOut                 string
 	quiet                    bool
+	noNormalize              bool
 }
 
 func newSayCmd() *cobra.Command {
@@ -80,6 +81,7 @@ error or Ctrl-C leaves no partial file.`,
 	f.IntVar(&o.maxTextTokens, "max-text-tokens", 0, "text tokens per chunk when splitting long text (default: the model's, 75)")
 	f.StringVar(&o.language, "language", "auto", "language (only auto: the model detects it)")
 	f.StringVar(&o.instruct, "instruct", "", "style instruction (not supported by MOSS-TTS-Nano)")
+	f.BoolVar(&o.noNormalize, "no-normalize", false, "speak the text as given: skip the text normalization (numbers, dates, symbols, Markdown) that runs by default as in OpenMOSS")
 	f.StringVar(&o.codesOut, "codes-out", "", "also write the generated codes as JSON to this file")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing on success")
 	return cmd
@@ -292,6 +294,9 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 	}
 	p := fam.DefaultParams()
 	p.Greedy = o.greedy
+	if o.noNormalize {
+		p.Normalize = false
+	}
 	o.applyParams(cmd, &p)
 	if err := p.Validate(); err != nil {
 		return paramUsage(err)

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nanovox/nanovox/internal/audio/encode"
 	"github.com/nanovox/nanovox/internal/engine"
 )
 
@@ -47,6 +48,12 @@ type Config struct {
 	RealTime bool
 	// Progress, if set, receives a line per finished configuration.
 	Progress io.Writer
+	// Format, if set, encodes every chunk as the server would for that
+	// response_format (mono, the model's rate) before it counts as arrived:
+	// TTFA and RTF then include the encoder. Empty: the raw samples.
+	Format string
+	// NoNormalize skips the family's text normalization.
+	NoNormalize bool
 }
 
 // Percentiles is a p50/p95 pair.
@@ -129,6 +136,19 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	p := fam.DefaultParams()
 	p.MaxFrames = cfg.Frames
 	p.IgnoreEOS = true
+	if cfg.NoNormalize {
+		p.Normalize = false
+	}
+	enc := func() (*encode.Output, error) { return nil, nil }
+	if cfg.Format != "" {
+		f, err := encode.ParseFormat(cfg.Format)
+		if err != nil {
+			return Result{}, err
+		}
+		enc = func() (*encode.Output, error) {
+			return encode.NewOutput(io.Discard, encode.OutputOptions{Format: f, InRate: info.SampleRate, InChannels: info.Channels, Channels: 1})
+		}
+	}
 	req := func(i int) engine.Request {
 		r := engine.Request{Text: cfg.Text, Params: p}
 		r.Params.Seed = cfg.Seed + uint64(i)
@@ -165,12 +185,12 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 		for k := range n {
 			w := req(k)
 			w.Params.MaxFrames = 1
-			if _, err := drain(ctx, e, w, info); err != nil {
+			if _, err := drain(ctx, e, w, info, enc); err != nil {
 				return Result{}, err
 			}
 		}
 	}
-	if err := warm(ctx, e, req, info, streams, cfg.Frames); err != nil {
+	if err := warm(ctx, e, req, info, enc, streams, cfg.Frames); err != nil {
 		return Result{}, err
 	}
 	// What the warm-up left for reuse stays, as in a serving process; the
@@ -189,7 +209,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				res[i], errs[i] = drain(ctx, e, req(run*streams+i), info)
+				res[i], errs[i] = drain(ctx, e, req(run*streams+i), info, enc)
 			}()
 		}
 		wg.Wait()
@@ -225,7 +245,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 // finished requests hand that memory to the next ones, while fresh memory
 // costs page faults on first touch (several ms per MiB on virtual
 // machines). The measured rounds then show steady serving.
-func warm(ctx context.Context, e *engine.Engine, req func(int) engine.Request, info engine.Info, streams, frames int) error {
+func warm(ctx context.Context, e *engine.Engine, req func(int) engine.Request, info engine.Info, enc func() (*encode.Output, error), streams, frames int) error {
 	var wg sync.WaitGroup
 	errs := make([]error, streams)
 	for i := range streams {
@@ -234,7 +254,7 @@ func warm(ctx context.Context, e *engine.Engine, req func(int) engine.Request, i
 			defer wg.Done()
 			r := req(-1 - i)
 			r.Params.MaxFrames = frames
-			_, errs[i] = drain(ctx, e, r, info)
+			_, errs[i] = drain(ctx, e, r, info, enc)
 		}()
 	}
 	wg.Wait()
@@ -244,9 +264,13 @@ func warm(ctx context.Context, e *engine.Engine, req func(int) engine.Request, i
 // drain runs one request and measures it. Playback is simulated from the
 // first chunk's arrival: a chunk that arrives after the audio before it has
 // finished playing is an underrun.
-func drain(ctx context.Context, e *engine.Engine, req engine.Request, info engine.Info) (sample, error) {
+func drain(ctx context.Context, e *engine.Engine, req engine.Request, info engine.Info, enc func() (*encode.Output, error)) (sample, error) {
 	var s sample
 	start := time.Now()
+	out, err := enc()
+	if err != nil {
+		return s, err
+	}
 	st, err := e.Submit(ctx, req)
 	if err != nil {
 		return s, err
@@ -262,6 +286,14 @@ func drain(ctx context.Context, e *engine.Engine, req engine.Request, info engin
 		}
 		if err != nil {
 			return s, err
+		}
+		if out != nil {
+			if err := out.Write(c.Samples); err != nil {
+				return s, err
+			}
+			if err := out.Flush(); err != nil {
+				return s, err
+			}
 		}
 		now := time.Now()
 		sec := float64(len(c.Samples)/info.Channels) / float64(info.SampleRate)
@@ -281,6 +313,11 @@ func drain(ctx context.Context, e *engine.Engine, req engine.Request, info engin
 		last, prevAudio = now, sec
 		s.audio += sec
 		s.frames += c.Frames
+	}
+	if out != nil {
+		if err := out.Close(); err != nil {
+			return s, err
+		}
 	}
 	s.wall = time.Since(start)
 	return s, nil

@@ -80,6 +80,24 @@ func (f *prefixCounter) NewPrefix(v *engine.Voice) (engine.Prefix, error) {
 // TestRunDistinct: with "distinct" voices every concurrent stream speaks
 // with its own saved voice, so the engine computes (and caches) one prompt
 // prefix per stream, where "saved" computes one for all.
+// TestRunFormats encodes every chunk; a bad format is an error, not a
+// silent raw run.
+func TestRunFormats(t *testing.T) {
+	f, ref := tinyFamily(t)
+	for _, format := range []string{"mp3", "opus"} {
+		rs, err := Run(context.Background(), f, Config{
+			Text: "Hello world.", RefPCM: ref.Interleaved(), Frames: 6, Streams: []int{2}, Runs: 1,
+			Voices: []string{"saved"}, Modes: []string{"streamed"}, FirstChunkFrames: 1, ChunkFrames: 2, Format: format,
+		})
+		if err != nil || len(rs) != 1 || rs[0].TTFAms.P50 <= 0 || math.Abs(rs[0].AudioPerReq-6*0.08) > 1e-9 {
+			t.Fatalf("%s: %+v, %v", format, rs, err)
+		}
+	}
+	if _, err := Run(context.Background(), f, Config{Text: "Hi.", RefPCM: ref.Interleaved(), Frames: 2, Streams: []int{1}, Voices: []string{"inline"}, Modes: []string{"buffered"}, Format: "ogg"}); err == nil {
+		t.Fatal("format ogg ran")
+	}
+}
+
 func TestRunDistinct(t *testing.T) {
 	f, ref := tinyFamily(t)
 	for _, c := range []struct {

@@ -50,6 +50,11 @@ type Params struct {
 	Seed          uint64
 	// IgnoreEOS generates exactly MaxFrames frames per chunk (benchmarks).
 	IgnoreEOS bool
+	// Normalize runs the family's text normalization (numbers, dates,
+	// symbols, Markdown spelled out as the model was trained to hear them)
+	// before the text is chunked; families that have one turn it on in
+	// DefaultParams.
+	Normalize bool
 }
 
 // Voice is an encoded reference clip: the codec codes of the clip.

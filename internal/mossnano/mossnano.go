@@ -21,6 +21,7 @@ import (
 	"github.com/nanovox/nanovox/internal/mossnano/codec"
 	"github.com/nanovox/nanovox/internal/mossnano/lm"
 	"github.com/nanovox/nanovox/internal/tensor"
+	"github.com/nanovox/nanovox/internal/textnorm"
 )
 
 // Family is a loaded MOSS-TTS-Nano model with its codec.
@@ -115,6 +116,7 @@ func (f *Family) DefaultParams() engine.Params {
 		RepetitionPenalty: d.RepetitionPenalty,
 		MaxFrames:         d.MaxNewFrames,
 		MaxTextTokens:     d.MaxTextTokens,
+		Normalize:         true, // as OpenMOSS's infer.py and app.py
 	}
 }
 
@@ -200,6 +202,9 @@ func (f *Family) Prepare(v *engine.Voice, prefix engine.Prefix, text string, p e
 	var ref [][]int
 	if v != nil {
 		ref = v.Codes
+	}
+	if p.Normalize {
+		text = textnorm.OpenMOSS().Normalize(text, textnorm.Auto, textnorm.All)
 	}
 	gen, err := f.LM.NewGeneration(ref, np, text, lmParams(p))
 	if err != nil {

@@ -177,3 +177,29 @@ func TestVoiceNames(t *testing.T) {
 		})
 	}
 }
+
+// TestNormalizeSwitch: the input is normalized unless the request says
+// "normalize": false, and the usage counts the tokens of what was spoken.
+func TestNormalizeSwitch(t *testing.T) {
+	ts := newTestServer(t, serverOpts{})
+	usage := func(extra map[string]any) float64 {
+		fields := map[string]any{"input": "共465篇，价格$12.05。", "stream_format": "sse", "max_new_frames": 2}
+		for k, v := range extra {
+			fields[k] = v
+		}
+		r := ts.post(t, "/v1/audio/speech", body(fields))
+		evs := strings.Split(strings.TrimSpace(string(readAll(t, r))), "\n\n")
+		var done struct{ Usage map[string]float64 }
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(evs[len(evs)-1], "data: ")), &done); err != nil {
+			t.Fatalf("last event %q: %v", evs[len(evs)-1], err)
+		}
+		return done.Usage["input_tokens"]
+	}
+	normalized, raw := usage(nil), usage(map[string]any{"normalize": false})
+	if normalized == raw || normalized == 0 || raw == 0 {
+		t.Fatalf("input tokens normalized %v, raw %v: want both, and different", normalized, raw)
+	}
+	if r := ts.post(t, "/v1/audio/speech", body(map[string]any{"normalize": "no"})); readAll(t, r) != nil && r.StatusCode != 400 {
+		t.Fatalf("normalize as a string: %d", r.StatusCode)
+	}
+}

@@ -37,6 +37,7 @@ type speechRequest struct {
 	MaxNewFrames             *int        `json:"max_new_frames"`
 	SampleRate               *int        `json:"sample_rate"`
 	Bitrate                  *int        `json:"bitrate"`
+	Normalize                *bool       `json:"normalize"`
 }
 
 // voiceField is either a saved voice's name or an inline reference clip.
@@ -181,6 +182,7 @@ type validated struct {
 	sampleRate  int     // asked for; the format may encode higher
 	bitrate     int     // 0: the codec's default
 	speed       float64 // 1: unchanged
+	noNormalize bool    // "normalize": false
 	stream      bool
 	sse         bool
 	firstFrames int
@@ -328,6 +330,7 @@ func (r *speechRequest) validate(pol policy) (*validated, error) {
 			return nil, badRequest("language", "unsupported_value", "language %q is not supported: only \"auto\" (the model speaks the language of the input)", *r.Language)
 		}
 	}
+	v.noNormalize = r.Normalize != nil && !*r.Normalize
 	v.seed = r.Seed
 	// Ranges are checked by engine.Params.Validate once the overrides are
 	// applied to the model's defaults (Server.engineRequest).

@@ -115,6 +115,9 @@ func (s *Server) engineRequest(v *validated) (engine.Request, error) {
 		req.RampChunks = true
 	}
 	p := fam.DefaultParams()
+	if v.noNormalize {
+		p.Normalize = false
+	}
 	if v.seed != nil {
 		p.Seed = *v.seed
 	} else {

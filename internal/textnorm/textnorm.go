@@ -14,9 +14,8 @@
 // grammar (the reference's "robust_pre+wetext:<lang>+robust_post").
 // Pipeline.Normalize reproduces that order.
 //
-// The grammars plug in through the Grammar interface, so this package
-// imports neither sub-package: the server builds
-// Pipeline{ZH: <zh grammar>, EN: <en grammar>} and calls Normalize.
+// The grammars plug in through the Grammar interface (they do not import
+// this package); OpenMOSS returns the pipeline with the reference's grammars.
 //
 // Stages 1–3 match the reference byte for byte under Python 3.11 (Unicode
 // 14.0.0); the Unicode predicates they need come from tables generated with
