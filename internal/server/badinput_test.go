@@ -96,6 +96,8 @@ func TestSpeechBadInput(t *testing.T) {
 		{"sample_rate float", body(map[string]any{"sample_rate": 24000.5}), "", 400, "sample_rate"},
 		{"bitrate for wav", body(map[string]any{"bitrate": 64000}), "", 400, "bitrate"},
 		{"bitrate too low for mp3", body(map[string]any{"response_format": "mp3", "bitrate": 1000}), "", 400, "bitrate"},
+		{"bitrate too low for mp3 at 48 kHz", body(map[string]any{"response_format": "mp3", "bitrate": 16000}), "", 400, "bitrate"},
+		{"bitrate too high for aac", body(map[string]any{"response_format": "aac", "bitrate": 400000}), "", 400, "bitrate"},
 		{"bitrate too high for opus", body(map[string]any{"response_format": "opus", "bitrate": 600000}), "", 400, "bitrate"},
 		{"response_format number", body(map[string]any{"response_format": 1}), "", 400, "response_format"},
 		{"stream string", body(map[string]any{"stream": "yes"}), "", 400, "stream"},

@@ -23,7 +23,7 @@ func FuzzSpeechRequest(f *testing.F) {
 		f.Add([]byte(s), true)
 	}
 	lim := Limits{MaxInputChars: 100, MaxBodyBytes: 1 << 20, MaxNewFrames: 375}
-	pol := policy{Limits: lim, modelOK: func(string) bool { return true }, sampleRate: 48000}
+	pol := policy{Limits: lim, modelOK: func(string) bool { return true }, sampleRate: 48000, modelRate: 48000}
 	f.Fuzz(func(t *testing.T, b []byte, strict bool) {
 		var req speechRequest
 		if _, err := decodeObject(bytes.NewReader(b), &req, speechFields, strict); err != nil {

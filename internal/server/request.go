@@ -220,6 +220,8 @@ type policy struct {
 	sampleRate int
 	// defaultVoice is the saved voice of requests that send none.
 	defaultVoice string
+	// modelRate is the model's output rate, which sampleRate 0 means.
+	modelRate int
 }
 
 // validate checks every field, in the order they are documented in
@@ -277,7 +279,11 @@ func (r *speechRequest) validate(pol policy) (*validated, error) {
 		v.sampleRate = *r.SampleRate
 	}
 	if r.Bitrate != nil {
-		lo, hi, ok := encode.BitrateRange(v.format, v.sampleRate, 1)
+		rate := v.sampleRate
+		if rate == 0 {
+			rate = pol.modelRate
+		}
+		lo, hi, ok := encode.BitrateRange(v.format, rate, 1)
 		if !ok {
 			return nil, badRequest("bitrate", "invalid_value", "bitrate applies to mp3, opus and aac, not %s", v.format)
 		}

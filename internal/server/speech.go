@@ -52,7 +52,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Ignored-Parameters", strings.Join(ignored, ", "))
 		s.log.Debug("ignored request parameters", "params", ignored)
 	}
-	v, err := req.validate(policy{Limits: s.cfg.Limits, modelOK: s.modelOK, format: s.cfg.DefaultFormat, sampleRate: s.cfg.SampleRate, defaultVoice: s.cfg.DefaultVoice})
+	v, err := req.validate(policy{Limits: s.cfg.Limits, modelOK: s.modelOK, format: s.cfg.DefaultFormat, sampleRate: s.cfg.SampleRate, defaultVoice: s.cfg.DefaultVoice, modelRate: s.eng.Family().Info().SampleRate})
 	if err != nil {
 		writeError(w, err)
 		return
