@@ -134,7 +134,7 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// slowListener sends at about 1 MB/s, so a long stream is still arriving
+// slowListener sends at about 2 MB/s, so a long stream is still arriving
 // when the page's Stop is pressed (the tiny model generates far faster than
 // real time, and the server sends as fast as it generates).
 type slowListener struct{ net.Listener }
@@ -150,6 +150,6 @@ func (l slowListener) Accept() (net.Conn, error) {
 type slowConn struct{ net.Conn }
 
 func (c slowConn) Write(p []byte) (int, error) {
-	time.Sleep(time.Duration(len(p)) * time.Microsecond)
+	time.Sleep(time.Duration(len(p)/2) * time.Microsecond)
 	return c.Conn.Write(p)
 }

@@ -65,6 +65,12 @@ try {
 
   await page.goto(url);
 
+  // Every control has a label a screen reader can announce.
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button')]
+    .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.getAttribute('aria-labelledby') && !(e.tagName === 'BUTTON' && e.textContent.trim()))
+    .map(e => e.id || e.outerHTML));
+  check(unlabelled.length === 0, 'every control is labelled', unlabelled);
+
   // No key: listing fails with a message that says a key is needed.
   await page.waitForFunction(() => window.__nanovox.voiceError !== '');
   check(/needs an API key/.test(await page.locator('#voicemsg').textContent()), 'no key: voice list says a key is needed', await page.locator('#voicemsg').textContent());
@@ -136,6 +142,22 @@ try {
     console.log(`info streamed pcm: ${run.chunks} chunks, ${run.gaps} arrived late, first audio after ${run.firstAudio.toFixed(3)} s`);
   }
 
+  // Streamed pcm at another rate: the page reads X-Audio-Sample-Rate.
+  await page.fill('#rate', '16000');
+  {
+    const run = await speak();
+    check(run.status === 'done' && run.sampleRate === 16000 && run.bytes === seconds * 16000 * 2 && near(run.duration, seconds, 1e-6), 'streamed pcm at 16000 Hz', {rate: run.sampleRate, bytes: run.bytes, duration: run.duration});
+  }
+  await page.fill('#rate', '');
+
+  // Buffered pcm: raw samples turned into an AudioBuffer by the page.
+  await page.uncheck('#stream');
+  {
+    const run = await speak();
+    check(run.status === 'done' && !run.stream && near(run.duration, seconds, 1e-6) && (await page.locator('#download').getAttribute('download')).endsWith('.pcm'), 'buffered pcm', {status: run.status, duration: run.duration});
+  }
+  await page.check('#stream');
+
   // The AudioContext: one, running (headless Chromium plays into a null sink).
   const ctxState = (await nv()).ctxState;
   console.log(`info AudioContext state: ${ctxState}`);
@@ -167,6 +189,24 @@ try {
     check(again.status === 'done' && near(again.duration, seconds, 1e-6), 'play after stop works', {status: again.status, duration: again.duration});
   }
 
+  // A response with no audio, and one the browser cannot decode (the
+  // server never sends either; the test fakes them).
+  await page.selectOption('#format', 'mp3');
+  await page.route('**/v1/audio/speech', route => route.fulfill({status: 200, contentType: 'audio/mpeg', body: ''}));
+  {
+    const run = await speak();
+    const s = await statusText();
+    check(run.status === 'empty' && /produced no audio \(the server sent 0 bytes\)/.test(s), 'empty response: message', s);
+  }
+  await page.unroute('**/v1/audio/speech');
+  await page.route('**/v1/audio/speech', route => route.fulfill({status: 200, contentType: 'audio/mpeg', body: 'this is not an mp3 file at all'}));
+  {
+    const run = await speak();
+    const s = await statusText();
+    check(run.status === 'error' && /could not decode the mp3 audio \(30 bytes/.test(s) && await page.locator('#download').isVisible(), 'undecodable response: message and download', s);
+  }
+  await page.unroute('**/v1/audio/speech');
+
   // Empty input: a message, no request.
   await page.fill('#text', '   ');
   {
@@ -189,9 +229,16 @@ try {
   }
   await page.fill('#key', key);
   await page.waitForFunction(v => window.__nanovox.voices.includes(v), voice);
-  await page.selectOption('#saved', voice);
-  await page.selectOption('#format', 'mp3');
-  await speak();
+
+  // Saving the clip as a voice from the page: it joins the list, selected.
+  await page.fill('#savename', 'fromthepage');
+  await page.click('#save');
+  await page.waitForFunction(() => /Saved voice "fromthepage"/.test(document.getElementById('voicemsg').textContent));
+  check((await nv()).voices.includes('fromthepage') && await page.inputValue('#saved') === 'fromthepage', 'voice saved from the page', (await nv()).voices);
+  {
+    const run = await speak();
+    check(run.status === 'done' && run.format === 'mp3', 'speak with the voice saved from the page', run.status);
+  }
 
   const shot = join(outDir, 'nanovox-web.png');
   await page.screenshot({path: shot, fullPage: true});
