@@ -32,7 +32,7 @@ type serveOptions struct {
 	idleWrite, shutdown, drainGrace           time.Duration
 	idleRelease                               time.Duration
 	prefixCacheMB, maxVoices, maxFrames       int
-	defaultFormat                             string
+	defaultFormat, logLevel                   string
 	sampleRate                                int
 	strictParams, publicLists                 bool
 	defaultVoice                              string
@@ -64,6 +64,7 @@ See docs/configuration.md.`,
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8000", "listen address (host:port)")
 	f.StringVar(&o.apiKey, "api-key", "", "require this key as 'Authorization: Bearer KEY' or 'x-api-key' on /v1/ endpoints")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
+	f.StringVar(&o.logLevel, "log-level", "info", "lowest level logged: debug (also ignored request parameters), info, warn or error")
 	f.StringVar(&o.defaultFormat, "default-format", "mp3", "response_format of requests that name none: mp3 (OpenAI's default), opus, aac, flac, wav or pcm")
 	f.IntVar(&o.sampleRate, "sample-rate", 0, "output sample rate of requests that send no sample_rate, 8000–48000 Hz (default: the model's, 48000; OpenAI's pcm is 24000)")
 	f.BoolVar(&o.strictParams, "strict-params", false, "answer 400 to unknown request parameters instead of ignoring them (they are listed in X-Ignored-Parameters either way)")
@@ -124,12 +125,17 @@ func parseAliases(list []string) (map[string]string, error) {
 	return out, nil
 }
 
-func newLogger(format string) (*slog.Logger, error) {
+func newLogger(format, level string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, usagef("--log-level %q is not supported (debug, info, warn, error)", level)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
 	switch format {
 	case "text":
-		return slog.New(slog.NewTextHandler(os.Stderr, nil)), nil
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(os.Stderr, nil)), nil
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
 	}
 	return nil, usagef("--log-format %q is not supported (text, json)", format)
 }
@@ -171,7 +177,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	log, err := newLogger(o.logFormat)
+	log, err := newLogger(o.logFormat, o.logLevel)
 	if err != nil {
 		return err
 	}
