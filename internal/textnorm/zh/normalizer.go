@@ -16,10 +16,23 @@
 // the machinery: each tagger is a hand-written matcher that offers every
 // token it can read at a position with its weight and spoken form, and a
 // shortest-path pass over the input positions picks the cheapest sequence,
-// which is exactly the single-best path through upstream's tagger (ties
-// aside: among equal-cost tokenizations the earlier-starting last token and
-// the rule listed first win). Verbalization happens as tokens are offered,
-// since every field order upstream uses is fixed per token type.
+// which is exactly the cost of the single-best path through upstream's
+// tagger. Verbalization happens as tokens are offered, since every field
+// order upstream uses is fixed per token type.
+//
+// Ties: when several taggings cost exactly the same, OpenFst keeps the one
+// its search reaches first, which depends on the arc order of the compiled
+// FST file rather than on the grammar. This package keeps, at each input
+// position, the path whose last token starts earliest, and among tokens of
+// one span the rule listed first. Real text rarely ties. A currency sign
+// before a number with a unit ties (¥2个: money ¥2 + char 个, or char ¥ +
+// measure 2个), and there this rule picks what upstream's 2023 compiled
+// tagger picks (char ¥ + measure). A number prefix (约, 人均, a sign) before
+// a hyphenated date ties too, and there it does not: 约2008-08-08 reads
+// 约二零零八零八零八 here and 约两百八零八零八 with that tagger, both at cost
+// 91.06 (math token 约2, 约20 or 约200, then a digit-by-digit cardinal
+// xxxx-xxx-xxx); neither reads the date, as char(约) + date costs 101.02
+// (context_test.go has the details).
 //
 // Deviations, for inputs no real text contains: a token may end inside a
 // run of more than 32 digits only within its first 32 digits or at the run's
