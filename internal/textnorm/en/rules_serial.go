@@ -1,0 +1,276 @@
+package en
+
+import "strings"
+
+// eChar reports whether r may appear in an e-mail user name or domain.
+func (m *matcher) eChar(r rune) bool {
+	if isAlpha(r) || isDigit(r) {
+		return true
+	}
+	_, ok := m.n.t.eSymbol[r]
+	return ok
+}
+
+// eSpell reads a user name or domain: letters stay, digits and symbols are
+// spoken one by one ("cdf1" -> "cdf one", "a-b" -> "a dash b").
+func (m *matcher) eSpell(rs []rune) string {
+	var b strings.Builder
+	sp := func() {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), " ") {
+			b.WriteByte(' ')
+		}
+	}
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case isAlpha(r):
+			b.WriteRune(r)
+		case isDigit(r):
+			sp()
+			// "5000" -> "five thousand" is preferred by a small weight
+			if r != '0' && i+3 < len(rs) && string(rs[i+1:i+4]) == "000" {
+				b.WriteString(m.n.t.digit[string(r)] + " thousand ")
+				i += 3
+				continue
+			}
+			b.WriteString(m.n.t.digitOrZero(string(r)) + " ")
+		default:
+			sp()
+			b.WriteString(m.n.t.eSymbol[r] + " ")
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// eDomain reads a domain, giving one common suffix its lexicon reading
+// (".uk" -> "dot UK", ".jpg" -> "dot jpeg").
+func (m *matcher) eDomain(rs []rune) string {
+	s := string(rs)
+	bestAt, bestKey := -1, ""
+	for k := range m.n.t.eDomain {
+		if i := strings.LastIndex(s, k); i >= 0 && (i > bestAt || i == bestAt && len(k) > len(bestKey)) {
+			bestAt, bestKey = i, k
+		}
+	}
+	if bestAt < 0 {
+		return m.eSpell(rs)
+	}
+	pre := []rune(s[:bestAt])
+	post := []rune(s[bestAt+len(bestKey):])
+	parts := []string{}
+	if len(pre) > 0 {
+		parts = append(parts, m.eSpell(pre))
+	}
+	parts = append(parts, m.n.t.eDomain[bestKey])
+	if len(post) > 0 {
+		parts = append(parts, m.eSpell(post))
+	}
+	return strings.Join(strings.Fields(strings.Join(parts, " ")), " ")
+}
+
+// domainEnds lists the ends of a domain starting at i: a letter, then
+// domain characters, ending on a letter, digit or "/".
+func (m *matcher) domainEnds(i int) []int {
+	if !isAlpha(m.at(i)) {
+		return nil
+	}
+	var ends []int
+	j := i
+	for j < len(m.rs) && m.eChar(m.rs[j]) && j-i < 256 {
+		j++
+		if r := m.rs[j-1]; isAlpha(r) || isDigit(r) || r == '/' {
+			ends = append(ends, j)
+		}
+	}
+	return ends
+}
+
+// commonDomains counts lexicon suffixes (".com") in s.
+func (m *matcher) commonDomains(s string) int {
+	n := 0
+	for k := range m.n.t.eDomain {
+		n += strings.Count(s, k)
+	}
+	return n
+}
+
+// electronicRule: "cdf1@abc.edu" -> "cdf one at abc dot edu",
+// "Thepodule.com" -> "Thepodule dot com", "https://www.abc.com".
+func (m *matcher) electronicRule(c *cands, p int) {
+	// protocol
+	type proto struct {
+		end int
+		out string
+		w   weight
+	}
+	protos := []proto{{p, "", 0}}
+	k := p
+	pout := ""
+	var pw weight
+	switch {
+	case m.hasPrefix(k, "https://"):
+		k, pout, pw = k+8, "HTTPS colon slash slash", -wSmall
+	case m.hasPrefix(k, "http://"):
+		k, pout, pw = k+7, "HTTP colon slash slash", -wSmall
+	case m.hasPrefix(k, "file:///"):
+		k, pout, pw = k+8, "file colon slash slash slash", -wSmall
+	}
+	if pout != "" {
+		protos = append(protos, proto{k, pout, pw})
+	}
+	if m.hasPrefix(k, "www.") {
+		protos = append(protos, proto{k + 4, strings.TrimSpace(pout + " WWW dot"), -1000*wUnit - wSmall})
+	}
+	for _, pr := range protos[1:] {
+		for _, e := range m.domainEnds(pr.end) {
+			d := m.rs[pr.end:e]
+			c.add(p, e, wElectronic+pr.w-weight(m.commonDomains(string(d)))*wSmall, pr.out+" "+m.eDomain(d))
+		}
+	}
+	// e-mail: user@domain with a dot after the @
+	j := p
+	for j < len(m.rs) && m.eChar(m.rs[j]) && j-p < 256 {
+		j++
+	}
+	if m.at(j) == '@' && j > p {
+		user := m.eSpell(m.rs[p:j])
+		for _, e := range m.domainEnds(j + 1) {
+			d := m.rs[j+1 : e]
+			if !strings.Contains(string(d), ".") {
+				continue
+			}
+			c.add(p, e, wElectronic-weight(m.commonDomains(string(d)))*wSmall, user+" at "+m.eDomain(d))
+		}
+	}
+	// bare domain containing a common suffix
+	for _, e := range m.domainEnds(p) {
+		d := string(m.rs[p:e])
+		if n := m.commonDomains(d); n > 0 {
+			c.add(p, e, wElectronic-weight(n)*wSmall, m.eDomain(m.rs[p:e]))
+		}
+	}
+}
+
+// serialRule: "A-123" -> "A-one hundred twenty three", "B52" -> "B fifty
+// two", "mp3" -> "mp three".
+func (m *matcher) serialRule(c *cands, p int) {
+	j := p
+	for j < len(m.rs) && !isSpace(m.rs[j]) && j-p < 128 {
+		j++
+	}
+	// "x^2" -> "x squared"
+	for k := p + 1; k+1 < j; k++ {
+		if m.rs[k] == '^' && (m.rs[k+1] == '2' || m.rs[k+1] == '3') {
+			w := " squared"
+			if m.rs[k+1] == '3' {
+				w = " cubed"
+			}
+			c.add(p, k+2, wSerial, m.str(p, k)+w)
+		}
+	}
+	// Candidate ends: every boundary inside the chunk (the chunk may be
+	// followed by punctuation).
+	for e := p + 2; e <= j; e++ {
+		if !m.boundary(e) {
+			continue
+		}
+		if s, ok := m.serial(m.rs[p:e]); ok {
+			c.add(p, e, wSerial, s)
+		}
+	}
+}
+
+// serial reads a letters/digits/symbols chunk if upstream's serial graph
+// accepts it.
+func (m *matcher) serial(rs []rune) (string, bool) {
+	type unit struct {
+		kind  byte // 'a' letters, 'n' digits, 's' symbol
+		text  string
+		delim string // delimiter before this unit: "", "-", "/", " "
+	}
+	var units []unit
+	delim := ""
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		switch {
+		case isAlpha(r):
+			j := i
+			for j < len(rs) && isAlpha(rs[j]) {
+				j++
+			}
+			units = append(units, unit{'a', string(rs[i:j]), delim})
+			i = j
+		case isDigit(r):
+			j := i
+			for j < len(rs) && isDigit(rs[j]) {
+				j++
+			}
+			units = append(units, unit{'n', string(rs[i:j]), delim})
+			i = j
+		case r == '-' || r == '/':
+			if delim != "" || len(units) == 0 || i == len(rs)-1 {
+				return "", false
+			}
+			delim = string(r)
+			i++
+			continue
+		default:
+			name, ok := m.n.t.wSymbol[r]
+			if !ok {
+				return "", false
+			}
+			units = append(units, unit{'s', name, delim})
+			i++
+		}
+		delim = ""
+	}
+	// The serial core: letters next to a number, or three numbers in a row.
+	core := false
+	for i := 1; i < len(units); i++ {
+		a, b := units[i-1].kind, units[i].kind
+		if a == 'a' && b != 'a' || a != 'a' && b == 'a' {
+			core = true
+		}
+		if i >= 2 && a != 'a' && b != 'a' && units[i-2].kind != 'a' && units[i].delim != "" && units[i-1].delim != "" {
+			core = true
+		}
+	}
+	if !core {
+		return "", false
+	}
+	// letters/letters is excluded, and so are ordinals ("21st").
+	s := string(rs)
+	if len(units) == 2 && units[0].kind == 'a' && units[1].kind == 'a' && units[1].delim == "/" {
+		return "", false
+	}
+	if len(units) == 2 && units[0].kind == 'n' && units[1].kind == 'a' && units[1].delim == "" {
+		switch strings.ToLower(units[1].text) {
+		case "st", "nd", "rd", "th":
+			return "", false
+		}
+	}
+	_ = s
+	var b strings.Builder
+	for i, u := range units {
+		if i > 0 {
+			if u.delim != "" {
+				b.WriteString(u.delim)
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		switch u.kind {
+		case 'n':
+			switch {
+			case len(u.text) >= 6 || len(u.text) > 1 && u.text[0] == '0':
+				b.WriteString(m.n.singleDigits(u.text))
+			default:
+				g, _ := m.n.names(u.text)
+				b.WriteString(g)
+			}
+		default:
+			b.WriteString(u.text)
+		}
+	}
+	return b.String(), true
+}
