@@ -74,7 +74,22 @@ type token struct {
 	start, end int
 	w          weight
 	out        string
+	gen        func() string // builds out when set
+	raw        bool          // out is the input span
 	punct      bool
+}
+
+// text returns the spoken form. Verbatim and lazily built readings are
+// only materialised once the path is known: building them for every
+// candidate would make long runs quadratic.
+func (t *token) text(rs []rune) string {
+	switch {
+	case t.gen != nil:
+		return t.gen()
+	case t.punct || t.raw:
+		return string(rs[t.start:t.end])
+	}
+	return t.out
 }
 
 // DP states: what the previous item was.
@@ -88,11 +103,14 @@ const (
 
 type cell struct {
 	w         weight
-	reached   bool
+	tok       *token // nil for a deleted space run
 	prevPos   int32
 	prevState int8
-	tok       *token // nil for a deleted space run
+	reached   bool
 }
+
+// cellPool recycles the DP table, by far the largest allocation.
+var cellPool = sync.Pool{New: func() any { return new([]cell) }}
 
 // Normalize returns the spoken form of s.
 func (n *Normalizer) Normalize(s string) string {
@@ -101,13 +119,22 @@ func (n *Normalizer) Normalize(s string) string {
 	}
 	rs := []rune(s)
 	toks := n.tag(rs)
+	for _, t := range toks {
+		t.out = t.text(rs)
+	}
 	return render(toks)
 }
 
 // tag finds the cheapest tokenization of rs.
 func (n *Normalizer) tag(rs []rune) []*token {
 	L := len(rs)
-	cells := make([]cell, (L+1)*nStates)
+	buf := cellPool.Get().(*[]cell)
+	defer cellPool.Put(buf)
+	if cap(*buf) < (L+1)*nStates {
+		*buf = make([]cell, (L+1)*nStates)
+	}
+	cells := (*buf)[:(L+1)*nStates]
+	clear(cells)
 	at := func(p, st int) *cell { return &cells[p*nStates+st] }
 	relax := func(p, st int, w weight, fromP, fromSt int, tok *token) {
 		c := at(p, st)
@@ -116,7 +143,7 @@ func (n *Normalizer) tag(rs []rune) []*token {
 		}
 	}
 	at(0, stStart).reached = true
-	m := &matcher{n: n, rs: rs}
+	m := newMatcher(n, rs)
 	for p := 0; p < L; p++ {
 		var classes []*token
 		classesDone := false
@@ -203,6 +230,21 @@ func isSpace(r rune) bool {
 // rule: Unicode P* (except [ and ]) plus ASCII symbols, minus the symbols
 // the whitelist speaks ("&", "%", "/", ...).
 func (n *Normalizer) isPunct(r rune) bool {
+	if r < 0x80 {
+		return asciiPunct[r]
+	}
+	return n.isPunctSlow(r)
+}
+
+// asciiPunct caches isPunctSlow for ASCII, the hot path.
+var asciiPunct = func() (t [128]bool) {
+	for _, r := range "!'(),-.:;<>?`{}\"\\" {
+		t[r] = true
+	}
+	return t
+}()
+
+func (n *Normalizer) isPunctSlow(r rune) bool {
 	if r == '[' || r == ']' {
 		return false
 	}

@@ -1,9 +1,90 @@
 package en
 
+import "strings"
+
 // matcher runs the rule matchers over one input.
 type matcher struct {
 	n  *Normalizer
 	rs []rune
+	// runEnd[i] is the end of the punctuation run containing i; computed
+	// once so that punctuation tokens inside long runs cost O(1).
+	runEnd []int32
+
+	// Several rules read the same digits at the same position; these
+	// caches keep that from multiplying the work.
+	slab      []token
+	numCache  map[int][]num
+	nameCache map[string]nameResult
+	cardCache map[string]cardResult
+}
+
+// newToken hands out tokens from a slab: one allocation per 128 tokens.
+func (m *matcher) newToken() *token {
+	if len(m.slab) == cap(m.slab) {
+		m.slab = make([]token, 0, 128)
+	}
+	m.slab = m.slab[:len(m.slab)+1]
+	return &m.slab[len(m.slab)-1]
+}
+
+type nameResult struct {
+	s  string
+	ok bool
+}
+
+type cardResult struct {
+	s  string
+	w  weight
+	ok bool
+}
+
+func (m *matcher) names(d string) (string, bool) {
+	if r, ok := m.nameCache[d]; ok {
+		return r.s, r.ok
+	}
+	s, ok := m.n.names(d)
+	if m.nameCache == nil {
+		m.nameCache = make(map[string]nameResult)
+	}
+	m.nameCache[d] = nameResult{s, ok}
+	return s, ok
+}
+
+func (m *matcher) graphWithAnd(d string) (string, weight, bool) {
+	s, ok := m.names(d)
+	if !ok {
+		return "", 0, false
+	}
+	out, w := withAnd(s)
+	return out, w, true
+}
+
+func (m *matcher) cardinal(d string, commas bool) (string, weight, bool) {
+	key := d
+	if commas {
+		key += ","
+	}
+	if r, ok := m.cardCache[key]; ok {
+		return r.s, r.w, r.ok
+	}
+	s, w, ok := m.n.cardinal(d, commas)
+	if m.cardCache == nil {
+		m.cardCache = make(map[string]cardResult)
+	}
+	m.cardCache[key] = cardResult{s, w, ok}
+	return s, w, ok
+}
+
+func newMatcher(n *Normalizer, rs []rune) *matcher {
+	m := &matcher{n: n, rs: rs, runEnd: make([]int32, len(rs))}
+	end := len(rs)
+	for i := len(rs) - 1; i >= 0; i-- {
+		if !n.isPunct(rs[i]) {
+			end = i
+		}
+		m.runEnd[i] = int32(end)
+	}
+	return m
 }
 
 func (m *matcher) str(i, j int) string { return string(m.rs[i:j]) }
@@ -72,6 +153,18 @@ func (m *matcher) numbers(i int) []num {
 	if j == i {
 		return nil
 	}
+	if r, ok := m.numCache[i]; ok {
+		return r
+	}
+	if m.numCache == nil {
+		m.numCache = make(map[int][]num)
+	}
+	r := m.numbersAt(i, j)
+	m.numCache[i] = r
+	return r
+}
+
+func (m *matcher) numbersAt(i, j int) []num {
 	out := []num{{end: j, digits: m.str(i, j)}}
 	if j-i <= 3 {
 		d := m.str(i, j)
@@ -91,18 +184,37 @@ type cands struct {
 }
 
 func (c *cands) add(start, end int, w weight, out string) {
+	c.put(start, end, w, out, nil)
+}
+
+// addLazy is add for a reading that is only worth building if chosen.
+func (c *cands) addLazy(start, end int, w weight, gen func() string) {
+	c.put(start, end, w, "", gen)
+}
+
+// last returns the most recently added candidate.
+func (c *cands) last() *token {
+	if len(c.list) == 0 {
+		return nil
+	}
+	return c.list[len(c.list)-1]
+}
+
+func (c *cands) put(start, end int, w weight, out string, gen func() string) {
 	if end <= start || !c.m.boundary(end) {
 		return
 	}
 	for _, t := range c.list {
 		if t.end == end {
 			if w < t.w {
-				t.w, t.out = w, out
+				t.w, t.out, t.gen, t.raw = w, out, gen, false
 			}
 			return
 		}
 	}
-	c.list = append(c.list, &token{start: start, end: end, w: w, out: out})
+	t := c.m.newToken()
+	*t = token{start: start, end: end, w: w, out: out, gen: gen}
+	c.list = append(c.list, t)
 }
 
 // classify returns the non-punctuation tokens that can start at p.
@@ -137,7 +249,7 @@ func (m *matcher) classify(p int) []*token {
 		for j < len(m.rs) && !isSpace(m.rs[j]) && !m.n.isPunct(m.rs[j]) {
 			j++
 		}
-		c.add(p, j, wFallback, m.str(p, j))
+		c.addLazy(p, j, wFallback, func() string { return m.fallback(p, j) })
 	}
 	return c.list
 }
@@ -161,7 +273,9 @@ func (m *matcher) punct(p int) []*token {
 		if e-q >= 2 {
 			w -= wSmall
 		}
-		out = append(out, &token{start: p, end: end, w: w, out: m.str(p, end), punct: true})
+		t := m.newToken()
+		*t = token{start: p, end: end, w: w, punct: true}
+		out = append(out, t)
 	}
 	if e := m.emphasis(q); e > 0 {
 		emit(e)
@@ -170,17 +284,15 @@ func (m *matcher) punct(p int) []*token {
 	if !m.n.isPunct(m.rs[q]) {
 		return nil
 	}
-	r := q
-	for r < len(m.rs) && m.n.isPunct(m.rs[r]) {
-		r++
-	}
+	r := int(m.runEnd[q])
 	// A shorter group only matters when a token starting with a mark
-	// (".5", "-3", "'70s", "(800)") follows it, so keep the last few ends;
-	// that keeps long runs linear.
+	// (".5", "-3", "'70s", "(800)", "<p>") follows it, so keep the first
+	// and last few ends; that keeps long runs linear.
 	for e := q + 1; e <= r; e++ {
-		if e-q <= 3 || r-e <= 3 || (e < len(m.rs) && m.rs[e] == '<' && m.emphasis(e) > 0) {
-			emit(e)
+		if e-q > 3 && r-e > 3 {
+			e = r - 3
 		}
+		emit(e)
 	}
 	return out
 }
@@ -210,4 +322,34 @@ func (m *matcher) emphasis(i int) int {
 		return k + 1
 	}
 	return 0
+}
+
+// fallback reads a run no rule accepts ("#1", "5$"), for which upstream
+// has no path and raises an error: digit runs are read as cardinals,
+// symbols by their whitelist names, anything else is kept.
+func (m *matcher) fallback(i, j int) string {
+	var parts []string
+	for k := i; k < j; {
+		r := m.rs[k]
+		e := k + 1
+		switch {
+		case isDigit(r):
+			e = m.digitRun(k)
+			if e-k > maxCardinalDigits {
+				parts = append(parts, m.n.singleDigits(m.str(k, e)))
+			} else {
+				s, _, _ := m.cardinal(m.str(k, e), false)
+				parts = append(parts, s)
+			}
+		case m.n.t.wSymbol[r] != "":
+			parts = append(parts, m.n.t.wSymbol[r])
+		default:
+			for e < j && !isDigit(m.rs[e]) && m.n.t.wSymbol[m.rs[e]] == "" {
+				e++
+			}
+			parts = append(parts, m.str(k, e))
+		}
+		k = e
+	}
+	return strings.Join(parts, " ")
 }

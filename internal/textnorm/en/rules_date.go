@@ -108,8 +108,8 @@ func (m *matcher) years(i int) []span {
 		case 4:
 			base, _ = m.n.year4(d, false)
 		case 3:
-			a, ok1 := m.n.names(d[:1])
-			b, ok2 := m.n.names(d[1:])
+			a, ok1 := m.names(d[:1])
+			b, ok2 := m.names(d[1:])
 			if ok1 && ok2 && d[0] != '0' {
 				base = a + " " + b
 			}
@@ -142,7 +142,7 @@ func (m *matcher) days(i int) []span {
 		if len(d) == 2 && !(d[0] == '1' || d[0] == '2' || d == "30" || d == "31") {
 			continue
 		}
-		s, ok := m.n.names(d)
+		s, ok := m.names(d)
 		if !ok {
 			continue
 		}
@@ -165,8 +165,11 @@ func (m *matcher) months(i int) []span {
 	for j < len(m.rs) && isAlpha(m.rs[j]) && j-i < 10 {
 		j++
 	}
-	for e := i + 3; e <= j; e++ {
-		if name, ok := m.n.t.monthName[m.str(i, e)]; ok && (e == j) {
+	if j-i < 3 || j-i > 9 {
+		return nil
+	}
+	for e := j; e <= j; e++ {
+		if name, ok := m.n.t.monthName[m.str(i, e)]; ok {
 			out = append(out, span{e, name})
 			if r := m.at(e); r < 0x80 && r > ' ' && !isAlpha(r) && !isDigit(r) {
 				out = append(out, span{e + 1, name})
@@ -343,8 +346,7 @@ func (m *matcher) dateRule(c *cands, p int) {
 // fiscal: "1H23" -> "the first half of twenty three", "3Q22" -> "the
 // third quarter of twenty two".
 func (m *matcher) fiscal(c *cands, p int) {
-	ord := map[rune]string{'1': "first", '2': "second", '3': "third", '4': "fourth"}
-	o, ok := ord[m.at(p)]
+	o, ok := fiscalOrdinals[m.at(p)]
 	if !ok {
 		return
 	}
@@ -365,7 +367,7 @@ func (m *matcher) fiscal(c *cands, p int) {
 		return
 	}
 	d := m.str(i, i+2)
-	y, ok := m.n.names(d)
+	y, ok := m.names(d)
 	if !ok {
 		y = m.n.singleDigits(d)
 	}
@@ -397,7 +399,7 @@ func (m *matcher) clock(i int) []span {
 		case d[0] == '0':
 			hours = append(hours, hm{i + 2, m.n.t.digitOrZero(d[1:])})
 		case d <= "23":
-			s, _ := m.n.names(d)
+			s, _ := m.names(d)
 			hours = append(hours, hm{i + 2, s})
 		}
 	}
@@ -412,7 +414,7 @@ func (m *matcher) clock(i int) []span {
 		case d[0] == '0':
 			return k + 2, "o " + m.n.t.digit[d[1:]], false, true
 		case d < "60":
-			s, _ := m.n.names(d)
+			s, _ := m.names(d)
 			return k + 2, s, false, true
 		}
 		return 0, "", false, false
@@ -513,3 +515,5 @@ func (m *matcher) timeRule(c *cands, p int) {
 		c.add(p, s.end, wTime, s.out)
 	}
 }
+
+var fiscalOrdinals = map[rune]string{'1': "first", '2': "second", '3': "third", '4': "fourth"}

@@ -62,7 +62,7 @@ func (m *matcher) unitsAt(i int, allowPer bool) []unitMatch {
 func (m *matcher) rangeCardinals(i int) []decimalPart {
 	var out []decimalPart
 	for _, x := range m.numbers(i) {
-		s, w, ok := m.n.graphWithAnd(x.digits)
+		s, w, ok := m.graphWithAnd(x.digits)
 		if !ok {
 			continue
 		}
@@ -76,7 +76,7 @@ func (m *matcher) rangeCardinals(i int) []decimalPart {
 			}
 			k := x.end + len(sp.in)
 			for _, y := range m.numbers(k) {
-				if s2, w2, ok := m.n.graphWithAnd(y.digits); ok {
+				if s2, w2, ok := m.graphWithAnd(y.digits); ok {
 					out = append(out, decimalPart{end: y.end, w: w + w2, out: s + sp.out + s2})
 				}
 			}
@@ -89,6 +89,9 @@ func (m *matcher) rangeCardinals(i int) []decimalPart {
 // point five square centimeters", "2-3 °C" -> "two to three degrees Celsius".
 func (m *matcher) measureRule(c *cands, p int) {
 	r := m.at(p)
+	if isDigit(r) || isAlpha(r) && !isAlpha(m.at(p+1)) && !isSpace(m.at(p+1)) || isAlpha(r) && m.at(p+1) == ' ' && m.at(p+2) == '=' {
+		m.math(c, p)
+	}
 	if r == '/' {
 		for _, u := range m.unitsAt(p, true) {
 			c.add(p, u.end, wMeasure, u.plural)
@@ -162,14 +165,14 @@ func (m *matcher) address(c *cands, p int) {
 	var numOut string
 	if len(d) == 3 || len(d) == 4 {
 		head, tail := d[:len(d)-2], d[len(d)-2:]
-		h, ok1 := m.n.names(head)
+		h, ok1 := m.names(head)
 		var t string
 		ok2 := true
 		if tail[0] == '0' {
-			t, ok2 = m.n.names(tail[1:])
+			t, ok2 = m.names(tail[1:])
 			t = "zero " + t
 		} else {
-			t, ok2 = m.n.names(tail)
+			t, ok2 = m.names(tail)
 		}
 		if ok1 && ok2 && head[0] != '0' {
 			numOut = h + " " + t
@@ -177,7 +180,7 @@ func (m *matcher) address(c *cands, p int) {
 	}
 	if numOut == "" {
 		var ok bool
-		if numOut, ok = m.n.names(d); !ok {
+		if numOut, ok = m.names(d); !ok {
 			return
 		}
 	}
@@ -186,8 +189,7 @@ func (m *matcher) address(c *cands, p int) {
 	b.WriteString(numOut)
 	// optional direction
 	if m.at(i) == ' ' {
-		dirs := map[rune]string{'E': "East", 'S': "South", 'W': "West", 'N': "North"}
-		if dir, ok := dirs[m.at(i+1)]; ok && (m.at(i+2) == ' ' || m.at(i+2) == '.' && m.at(i+3) == ' ') {
+		if dir, ok := directions[m.at(i+1)]; ok && (m.at(i+2) == ' ' || m.at(i+2) == '.' && m.at(i+3) == ' ') {
 			b.WriteString(" " + dir)
 			i += 2
 			if m.at(i) == '.' {
@@ -206,7 +208,7 @@ func (m *matcher) address(c *cands, p int) {
 		k := i
 		if first && isDigit(m.at(k)) {
 			var ord []token
-			oc := &cands{m: &matcher{n: m.n, rs: m.rs}}
+			oc := &cands{m: m}
 			m.ordinalRule(oc, k)
 			for _, t := range oc.list {
 				ord = append(ord, *t)
@@ -315,7 +317,7 @@ func (m *matcher) moneyRule(c *cands, p int) {
 				}
 				continue
 			}
-			if s, w, ok := m.n.graphWithAnd(x.digits); ok {
+			if s, w, ok := m.graphWithAnd(x.digits); ok {
 				for _, e := range zeroFrac(x.end) {
 					c.add(p, e, wMoney+w, s+" "+plural)
 				}
@@ -343,3 +345,61 @@ func (m *matcher) moneyRule(c *cands, p int) {
 		}
 	})
 }
+
+// math: "5 + 3 = 8" -> "five plus three equals eight", "x = 2 * 3".
+func (m *matcher) math(c *cands, p int) {
+	type term struct {
+		end int
+		w   weight
+		out string
+	}
+	terms := func(i int, letters bool) []term {
+		var out []term
+		for _, x := range m.rangeCardinals(i) {
+			out = append(out, term{x.end, x.w, x.out})
+		}
+		if letters && isAlpha(m.at(i)) {
+			out = append(out, term{i + 1, 0, string(m.rs[i])})
+		}
+		return out
+	}
+	// delim is an optional space; the reading always has one.
+	delim := func(i int) int {
+		if m.at(i) == ' ' {
+			return i + 1
+		}
+		return i
+	}
+	op := func(i int) (int, string, bool) {
+		s, ok := mathOps[m.at(i)]
+		return i + 1, s, ok
+	}
+	for _, a := range terms(p, true) {
+		k := delim(a.end)
+		if e, o, ok := op(k); ok {
+			for _, b := range terms(delim(e), false) {
+				k2 := delim(b.end)
+				if m.at(k2) != '=' {
+					continue
+				}
+				for _, r := range terms(delim(k2+1), true) {
+					c.add(p, r.end, wMeasure+a.w+b.w+r.w, a.out+" "+o+" "+b.out+" equals "+r.out)
+				}
+			}
+		}
+		if m.at(k) == '=' {
+			for _, b := range terms(delim(k+1), true) {
+				if e, o, ok := op(delim(b.end)); ok {
+					for _, r := range terms(delim(e), false) {
+						c.add(p, r.end, wMeasure+a.w+b.w+r.w, a.out+" equals "+b.out+" "+o+" "+r.out)
+					}
+				}
+			}
+		}
+	}
+}
+
+// mathOps is data/measure/math_operation.tsv.
+var mathOps = map[rune]string{'+': "plus", '-': "minus", '/': "divided", '÷': "divided", ':': "divided", '×': "times", '*': "times", '·': "times"}
+
+var directions = map[rune]string{'E': "East", 'S': "South", 'W': "West", 'N': "North"}

@@ -8,7 +8,10 @@ func (m *matcher) wordRule(c *cands, p int) {
 	for j < len(m.rs) && m.n.isWordChar(m.rs[j]) {
 		j++
 	}
-	c.add(p, j, wWord, m.str(p, j))
+	c.put(p, j, wWord, "", nil)
+	if t := c.last(); t != nil && t.end == j && t.w == wWord {
+		t.raw = true
+	}
 }
 
 // whitelistRule: "Mt." -> "Mount", "World War II" -> "World War two",
@@ -285,7 +288,7 @@ func (m *matcher) rangeRule(c *cands, p int) {
 			add(t.end, 0, "approximately"+t.out)
 		}
 		for _, x := range m.numbers(p + 1) {
-			if s, w, ok := m.n.graphWithAnd(x.digits); ok {
+			if s, w, ok := m.graphWithAnd(x.digits); ok {
 				add(x.end, w, "approximately"+s)
 			}
 		}
@@ -306,7 +309,7 @@ func (m *matcher) rangeRule(c *cands, p int) {
 				continue
 			}
 			for _, x := range m.numbers(k + len(sep)) {
-				if s, w, ok := m.n.graphWithAnd(x.digits); ok {
+				if s, w, ok := m.graphWithAnd(x.digits); ok {
 					add(x.end, w, no.out+sep+s)
 				}
 			}
@@ -342,7 +345,7 @@ func (m *matcher) rangeRule(c *cands, p int) {
 					add(y2.end, 0, y.out+" to "+y2.out)
 				}
 				if m.digitRun(k2) == k2+2 {
-					if s, w, ok := m.n.graphWithAnd(m.str(k2, k2+2)); ok {
+					if s, w, ok := m.graphWithAnd(m.str(k2, k2+2)); ok {
 						add(k2+2, w, y.out+" to "+s)
 					}
 				}
@@ -358,7 +361,7 @@ func (m *matcher) rangeRule(c *cands, p int) {
 	cardsAt := func(i int) []card {
 		var out []card
 		for _, x := range m.numbers(i) {
-			if s, w, ok := m.n.graphWithAnd(x.digits); ok {
+			if s, w, ok := m.graphWithAnd(x.digits); ok {
 				out = append(out, card{x.end, w, s})
 			}
 		}

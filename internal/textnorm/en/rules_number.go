@@ -9,7 +9,7 @@ func (m *matcher) cardinalRule(c *cands, p int) {
 		i, sign = i+1, "negative "
 	}
 	for _, x := range m.numbers(i) {
-		if s, w, ok := m.n.cardinal(x.digits, x.commas); ok {
+		if s, w, ok := m.cardinal(x.digits, x.commas); ok {
 			c.add(p, x.end, wCardinal+w, sign+s)
 		}
 	}
@@ -30,10 +30,9 @@ func (m *matcher) ordinalRule(c *cands, p int) {
 				want = "rd"
 			}
 		}
-		sups := map[string]string{"st": "ˢᵗ", "nd": "ⁿᵈ", "rd": "ʳᵈ", "th": "ᵗʰ"}
-		for _, suf := range []string{want, strings.ToUpper(want), sups[want]} {
+		for _, suf := range [...]string{want, strings.ToUpper(want), superscriptSuffix[want]} {
 			if m.hasPrefix(x.end, suf) {
-				if s, ok := m.n.names(d); ok {
+				if s, ok := m.names(d); ok {
 					c.add(p, x.end+len([]rune(suf)), wOrdinal, m.n.ordinalize(s))
 				}
 			}
@@ -65,8 +64,8 @@ func (m *matcher) decimals(i int, abbr bool) []decimalPart {
 	}
 	ints := []intPart{{end: i, ok: false}}
 	for _, x := range m.numbers(i) {
-		if _, w, ok := m.n.graphWithAnd(x.digits); ok {
-			s, _, _ := m.n.cardinal(x.digits, x.commas)
+		if _, w, ok := m.graphWithAnd(x.digits); ok {
+			s, _, _ := m.cardinal(x.digits, x.commas)
 			ints = append(ints, intPart{end: x.end, w: w, spoke: s, ok: true})
 		}
 	}
@@ -94,7 +93,7 @@ func (m *matcher) decimals(i int, abbr bool) []decimalPart {
 	// integer_part (hundred component: 1-3 digits, no leading zero) + quantity
 	if j := m.digitRun(i); j > i && j-i <= 3 && m.rs[i] != '0' {
 		d := m.str(i, j)
-		s, _, _ := m.n.cardinal(d, false)
+		s, _, _ := m.cardinal(d, false)
 		for _, q := range m.quantities(j, abbr, false) {
 			out = append(out, decimalPart{end: q.end, out: s + " " + q.out, intOut: s, hasInt: true, qty: q.out})
 		}
@@ -160,7 +159,7 @@ func (m *matcher) fractions(i int) []fracPart {
 	pres := []pre{{at: i}}
 	for _, x := range m.numbers(i) {
 		if m.at(x.end) == ' ' {
-			if s, ok := m.n.names(x.digits); ok {
+			if s, ok := m.names(x.digits); ok {
 				pres = append(pres, pre{at: x.end + 1, spoken: s})
 			}
 		}
@@ -182,7 +181,7 @@ func (m *matcher) fractions(i int) []fracPart {
 		}
 		for _, x := range m.numbers(pr.at) {
 			nume, ok := x.digits, true
-			if _, ok = m.n.names(nume); !ok {
+			if _, ok = m.names(nume); !ok {
 				continue
 			}
 			var seps []int
@@ -194,7 +193,7 @@ func (m *matcher) fractions(i int) []fracPart {
 			}
 			for _, s := range seps {
 				for _, y := range m.numbers(s) {
-					if _, ok := m.n.names(y.digits); !ok {
+					if _, ok := m.names(y.digits); !ok {
 						continue
 					}
 					spoken := join(m.n.fraction(nume, y.digits))
@@ -244,3 +243,5 @@ func (m *matcher) fractionRule(c *cands, p int) {
 		c.add(p, f.end, wFraction, f.out)
 	}
 }
+
+var superscriptSuffix = map[string]string{"st": "ˢᵗ", "nd": "ⁿᵈ", "rd": "ʳᵈ", "th": "ᵗʰ"}

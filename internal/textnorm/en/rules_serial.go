@@ -70,6 +70,11 @@ func (m *matcher) eDomain(rs []rune) string {
 
 // domainEnds lists the ends of a domain starting at i: a letter, then
 // domain characters, ending on a letter, digit or "/".
+//
+// Only the two longest ends are kept: a shorter domain is only needed when
+// punctuation follows, and the longest end already stops before a trailing
+// mark ("google.com." ends before the last dot); trying all ends would be
+// quadratic on runs like "a.a.a.a".
 func (m *matcher) domainEnds(i int) []int {
 	if !isAlpha(m.at(i)) {
 		return nil
@@ -78,9 +83,12 @@ func (m *matcher) domainEnds(i int) []int {
 	j := i
 	for j < len(m.rs) && m.eChar(m.rs[j]) && j-i < 256 {
 		j++
-		if r := m.rs[j-1]; isAlpha(r) || isDigit(r) || r == '/' {
+		if r := m.rs[j-1]; (isAlpha(r) || isDigit(r) || r == '/') && m.boundary(j) {
 			ends = append(ends, j)
 		}
+	}
+	if len(ends) > 2 {
+		ends = ends[len(ends)-2:]
 	}
 	return ends
 }
@@ -97,6 +105,17 @@ func (m *matcher) commonDomains(s string) int {
 // electronicRule: "cdf1@abc.edu" -> "cdf one at abc dot edu",
 // "Thepodule.com" -> "Thepodule dot com", "https://www.abc.com".
 func (m *matcher) electronicRule(c *cands, p int) {
+	// Every form needs a dot or "://" before the next space.
+	worth := false
+	for j := p; j < len(m.rs) && !isSpace(m.rs[j]) && j-p < 256; j++ {
+		if m.rs[j] == '.' || m.rs[j] == ':' {
+			worth = true
+			break
+		}
+	}
+	if !worth {
+		return
+	}
 	// protocol
 	type proto struct {
 		end int
@@ -155,8 +174,15 @@ func (m *matcher) electronicRule(c *cands, p int) {
 // two", "mp3" -> "mp three".
 func (m *matcher) serialRule(c *cands, p int) {
 	j := p
-	for j < len(m.rs) && !isSpace(m.rs[j]) && j-p < 128 {
+	worth := false // a serial needs a digit or a spoken symbol
+	for j < len(m.rs) && !isSpace(m.rs[j]) && j-p < 64 {
+		if r := m.rs[j]; isDigit(r) || m.n.t.wSymbol[r] != "" {
+			worth = true
+		}
 		j++
+	}
+	if !worth {
+		return
 	}
 	// "x^2" -> "x squared"
 	for k := p + 1; k+1 < j; k++ {
@@ -168,12 +194,15 @@ func (m *matcher) serialRule(c *cands, p int) {
 			c.add(p, k+2, wSerial, m.str(p, k)+w)
 		}
 	}
-	// Candidate ends: every boundary inside the chunk (the chunk may be
-	// followed by punctuation).
-	for e := p + 2; e <= j; e++ {
+	// Candidate ends: the chunk end and the last few boundaries before it
+	// (a serial is usually followed by punctuation, "B52."); trying every
+	// boundary would make runs like "1-1-1-..." quadratic.
+	tried := 0
+	for e := j; e >= p+2 && tried < 4; e-- {
 		if !m.boundary(e) {
 			continue
 		}
+		tried++
 		if s, ok := m.serial(m.rs[p:e]); ok {
 			c.add(p, e, wSerial, s)
 		}
@@ -265,7 +294,7 @@ func (m *matcher) serial(rs []rune) (string, bool) {
 			case len(u.text) >= 6 || len(u.text) > 1 && u.text[0] == '0':
 				b.WriteString(m.n.singleDigits(u.text))
 			default:
-				g, _ := m.n.names(u.text)
+				g, _ := m.names(u.text)
 				b.WriteString(g)
 			}
 		default:

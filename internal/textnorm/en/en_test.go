@@ -1,0 +1,194 @@
+package en
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestUpstreamNormalizerCases are the full-pipeline expectations of
+// upstream's tn/english/test/normalizer_test.py (mapping and tie tests).
+func TestUpstreamNormalizerCases(t *testing.T) {
+	n := New()
+	tests := []struct{ in, want string }{
+		{"I have 23 apples", "I have twenty three apples"},
+		{"Hello, world!", "Hello, world!"},
+		{"number 256", "number two hundred and fifty six"},
+		{"before number 256 after", "before number two hundred and fifty six after"},
+		{"23", "twenty three"},
+		{"2024-05-06", "the sixth of may twenty twenty four"},
+		{"03:43 p.m.", "three forty three PM"},
+		{"$12.05", "twelve point oh five dollars"},
+		{"$1.00", "one dollar"},
+		{"$1.2000", "one point two dollars"},
+		{"31.990 billion", "thirty one point nine nine oh billion"},
+		{"3/4", "three quarters"},
+		{"1,000", "thousand"},
+		{"¾", "three quarters"},
+		{"", ""},
+	}
+	for _, tt := range tests {
+		if got := n.Normalize(tt.in); got != tt.want {
+			t.Errorf("Normalize(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	// test_full_normalizer_electronic_nbest_has_canonical_whitespace
+	for _, in := range []string{"cdf1@abc.edu", "http://www.abc.com"} {
+		got := n.Normalize(in)
+		if got == "" || got != strings.TrimSpace(got) || strings.Contains(got, "  ") {
+			t.Errorf("Normalize(%q) = %q: want non-empty, trimmed, single-spaced", in, got)
+		}
+	}
+}
+
+// TestBehaviour pins readings derived from the upstream grammars beyond the
+// golden files (weights decide: e.g. a year beats a cardinal, a grouped
+// punctuation run beats a decimal point).
+func TestBehaviour(t *testing.T) {
+	n := New()
+	tests := []struct{ in, want string }{
+		{"Dr. Smith paid $5.50 for 3 apples on Jan 3rd, 2020.", "doctor Smith paid five point five dollars for three apples on the third of january, twenty twenty."},
+		{"The meeting is at 10:30am on Monday, March 5th.", "The meeting is at ten thirty AM on Monday, the fifth of march."},
+		{"It costs €20 or £15.99, roughly 50% of the price.", "It costs twenty euros or fifteen point nine nine pounds, roughly fifty percent of the price."},
+		{"Call me at (555) 123-4567 or email john.doe@example.com.", "Call me at five five five, one two three, four five six seven or email john dot doe at example dot com."},
+		{"The temperature was -5°C at 7 p.m.", "The temperature was negative five degrees Celsius at seven PM"},
+		{"In 1999, the U.S.A. had 270 million people.", "In nineteen ninety nine, the USA had two hundred and seventy million people."},
+		{"She ran 5km in 25 minutes.", "She ran five kilometers in twenty five minutes."},
+		{"I was born on 12/25/1990.", "I was born on the twenty fifth of december nineteen ninety."},
+		{"The 2nd, 3rd and 4th places", "The second, third and fourth places"},
+		{"about $2M.", "about two million dollars."},
+		{"in the 1990s", "in the nineteen nineties"},
+		{"We need 2-3 days.", "We need two to three days."},
+		{"He scored 99.9%.", "He scored ninety nine point nine percent."},
+		{"5 + 3 = 8", "five plus three equals eight"},
+		{"60 km/h", "sixty kilometers per hour"},
+		{"IP is 192.168.0.1", "IP is one nine two dot one six eight dot zero dot one"},
+		{"007", "oh oh seven"},
+		{"1 1/2 cups", "one and a half cups"},
+		{"1905", "nineteen oh five"},
+		{"2000", "two thousand"},
+		{"Mon-Fri", "Monday to Friday"},
+		{"10am-2pm", "ten AM to two PM"},
+		{"A&B", "A and B"},
+		{"x^2", "x squared"},
+		{"COVID-19", "COVID-nineteen"},
+		{"  trailing spaces   ", "trailing spaces"},
+		{"Wait... what?!", "Wait... what?!"},
+		{"#1", "hash one"}, // upstream has no path here and raises
+		{"a  b", "a b"},    // upstream has no path for two spaces and raises
+		{"中文 text", "中文 text"},
+	}
+	for _, tt := range tests {
+		if got := n.Normalize(tt.in); got != tt.want {
+			t.Errorf("Normalize(%q)\n got: %q\nwant: %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestPathological checks that huge digit and punctuation runs finish and
+// keep their shape (run time is covered by the benchmarks).
+func TestPathological(t *testing.T) {
+	n := New()
+	digits := strings.Repeat("1234567890", 10000)
+	out := n.Normalize(digits)
+	if !strings.HasPrefix(out, "one two three") || strings.Count(out, " ")+1 != len(digits) {
+		t.Errorf("100k digits: got %d words starting %.40q", strings.Count(out, " ")+1, out)
+	}
+	for _, in := range []string{
+		strings.Repeat(".", 100000),
+		strings.Repeat("!?", 50000),
+		strings.Repeat("<", 50000),
+		strings.Repeat("<a", 50000),
+		strings.Repeat("a.", 50000),
+		strings.Repeat("1.", 50000),
+		strings.Repeat("1-", 50000),
+		strings.Repeat("1,000,", 20000),
+		strings.Repeat(" ", 100000),
+		strings.Repeat("ab", 50000),
+		strings.Repeat("a ", 50000),
+	} {
+		out := n.Normalize(in)
+		if !utf8.ValidString(out) || len(out) > 16*len(in)+64 {
+			t.Errorf("%.10q...: output of %d bytes", in, len(out))
+		}
+	}
+}
+
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{
+		"", " ", "$12.05", "2024-05-06", "03:43 p.m.", "cdf1@abc.edu", "+1 123-123-5678-1",
+		"1-800-GO-U-HAUL", "¾", "<p>", "</p>", "\"\"", "'70s", "-.5kg", "\xff\xfe", "1,000,000",
+		"2788 San Tomas Expy, Santa Clara, CA 95051", "http://www.abc.com", "x^2", "~5",
+		strings.Repeat("9", 40), "a\u00a0b", "\t\n", "World War II.",
+	} {
+		f.Add(s)
+	}
+	n := New()
+	f.Fuzz(func(t *testing.T, s string) {
+		out := n.Normalize(s)
+		if !utf8.ValidString(out) {
+			if utf8.ValidString(s) {
+				t.Fatalf("Normalize(%q) = %q: invalid UTF-8", s, out)
+			}
+		}
+		// Each input rune becomes at most a few words ("7" -> "seven",
+		// "%" -> "percent", a unit -> "square centimeters").
+		if len(out) > 24*len(s)+32 {
+			t.Fatalf("Normalize(%q) = %d bytes from %d", s, len(out), len(s))
+		}
+		if again := n.Normalize(s); again != out {
+			t.Fatalf("Normalize(%q) not deterministic: %q then %q", s, out, again)
+		}
+	})
+}
+
+func BenchmarkSentence(b *testing.B) {
+	n := New()
+	s := "Dr. Smith paid $5.50 for 3 apples on Jan 3rd, 2020 at 10:30am."
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		n.Normalize(s)
+	}
+}
+
+func Benchmark4kB(b *testing.B) {
+	n := New()
+	para := "The National Map, accessed April 1, 2011. In 1999, the U.S.A. had 270 million people; " +
+		"she ran 5km in 25 minutes and paid $12.05 (about €11) at 03:43 p.m. Call +1 123-123-5678. "
+	var sb strings.Builder
+	for sb.Len() < 4096 {
+		sb.WriteString(para)
+	}
+	s := sb.String()[:4096]
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		n.Normalize(s)
+	}
+}
+
+func BenchmarkDigits100k(b *testing.B) {
+	n := New()
+	s := strings.Repeat("1234567890", 10000)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		n.Normalize(s)
+	}
+}
+
+func BenchmarkLoadTables(b *testing.B) {
+	for b.Loop() {
+		if _, err := loadTables(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestASCIIPunctTable keeps the fast ASCII table in step with the rule.
+func TestASCIIPunctTable(t *testing.T) {
+	n := New()
+	for r := rune(0); r < 0x80; r++ {
+		if n.isPunct(r) != n.isPunctSlow(r) {
+			t.Errorf("isPunct(%q) = %v, slow path says %v", r, n.isPunct(r), n.isPunctSlow(r))
+		}
+	}
+}
