@@ -90,7 +90,7 @@ type tables struct {
 	qtyAbbr    map[string]string // "bn" -> "billion"
 	fracSymbol map[rune]string   // '¾' -> "3/4"
 
-	monthName   map[string]string // "Jan" -> "january"
+	monthName   *trie             // "Jan" -> "january"
 	monthNumber map[string]string // "01" -> "january"
 	week        *trie
 	yearSuffix  *trie
@@ -172,7 +172,7 @@ func loadTables() (*tables, error) {
 		t.fracSymbol[r] = p.to
 	}
 
-	t.monthName = fwd(append(read("date/month_name.tsv"), read("date/month_abbr.tsv")...))
+	t.monthName = mkTrie(read("date/month_name.tsv"), read("date/month_abbr.tsv"))
 	t.monthNumber = fwd(read("date/month_number.tsv"))
 	t.week = mkTrie(read("date/week.tsv"))
 	t.yearSuffix = mkTrie(read("date/year_suffix.tsv"))

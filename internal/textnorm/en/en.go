@@ -118,7 +118,9 @@ func (n *Normalizer) Normalize(s string) string {
 		return ""
 	}
 	rs := []rune(s)
-	toks := n.tag(rs)
+	m := newMatcher(n, rs)
+	defer m.release() // after rendering: the tokens live in m's slab
+	toks := n.tag(m)
 	for _, t := range toks {
 		t.out = t.text(rs)
 	}
@@ -126,7 +128,8 @@ func (n *Normalizer) Normalize(s string) string {
 }
 
 // tag finds the cheapest tokenization of rs.
-func (n *Normalizer) tag(rs []rune) []*token {
+func (n *Normalizer) tag(m *matcher) []*token {
+	rs := m.rs
 	L := len(rs)
 	buf := cellPool.Get().(*[]cell)
 	defer cellPool.Put(buf)
@@ -143,7 +146,6 @@ func (n *Normalizer) tag(rs []rune) []*token {
 		}
 	}
 	at(0, stStart).reached = true
-	m := newMatcher(n, rs)
 	for p := 0; p < L; p++ {
 		var classes []*token
 		classesDone := false

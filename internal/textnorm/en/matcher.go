@@ -1,6 +1,9 @@
 package en
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // matcher runs the rule matchers over one input.
 type matcher struct {
@@ -14,17 +17,57 @@ type matcher struct {
 	// caches keep that from multiplying the work.
 	slab      []token
 	numCache  map[int][]num
+	spanCache map[spanKey][]span
+	decCache  map[int][]decimalPart
 	nameCache map[string]nameResult
 	cardCache map[string]cardResult
 }
 
+// release returns m to the pool. Tokens handed out by m must no longer
+// be used.
+func (m *matcher) release() {
+	clear(m.numCache)
+	clear(m.nameCache)
+	clear(m.cardCache)
+	clear(m.spanCache)
+	clear(m.decCache)
+	clear(m.slab)
+	m.slab = m.slab[:0]
+	m.n, m.rs = nil, nil
+	if cap(m.runEnd) > 1<<16 {
+		m.runEnd = nil // do not pin huge inputs
+	}
+	matcherPool.Put(m)
+}
+
 // newToken hands out tokens from a slab: one allocation per 128 tokens.
+// Only the current slab is recycled; tokens in older slabs stay valid.
 func (m *matcher) newToken() *token {
 	if len(m.slab) == cap(m.slab) {
 		m.slab = make([]token, 0, 128)
 	}
 	m.slab = m.slab[:len(m.slab)+1]
 	return &m.slab[len(m.slab)-1]
+}
+
+// spanKey names a memoized sub-matcher result at a position.
+type spanKey struct {
+	kind byte // 'c' clock, 'y' years, 'f' fractions
+	at   int
+}
+
+// memo returns the cached result of f at i, computing it once.
+func (m *matcher) memo(kind byte, i int, f func(int) []span) []span {
+	k := spanKey{kind, i}
+	if r, ok := m.spanCache[k]; ok {
+		return r
+	}
+	if m.spanCache == nil {
+		m.spanCache = make(map[spanKey][]span)
+	}
+	r := f(i)
+	m.spanCache[k] = r
+	return r
 }
 
 type nameResult struct {
@@ -75,8 +118,17 @@ func (m *matcher) cardinal(d string, commas bool) (string, weight, bool) {
 	return s, w, ok
 }
 
+// matcherPool recycles matchers with their caches and token slab; a
+// matcher is reset before reuse and never shared between goroutines.
+var matcherPool = sync.Pool{New: func() any { return new(matcher) }}
+
 func newMatcher(n *Normalizer, rs []rune) *matcher {
-	m := &matcher{n: n, rs: rs, runEnd: make([]int32, len(rs))}
+	m := matcherPool.Get().(*matcher)
+	m.n, m.rs = n, rs
+	if cap(m.runEnd) < len(rs) {
+		m.runEnd = make([]int32, len(rs))
+	}
+	m.runEnd = m.runEnd[:len(rs)]
 	end := len(rs)
 	for i := len(rs) - 1; i >= 0; i-- {
 		if !n.isPunct(rs[i]) {

@@ -74,6 +74,13 @@ func (n *Normalizer) year4(d string, plural bool) (string, bool) {
 // years lists year_graph readings at i: 1000-2999 (optionally plural),
 // "'70s", and years with an era suffix ("2024 B.C", "123 AD").
 func (m *matcher) years(i int) []span {
+	if !isDigit(m.at(i)) && m.at(i) != '\'' {
+		return nil
+	}
+	return m.memo('y', i, m.yearsAt)
+}
+
+func (m *matcher) yearsAt(i int) []span {
 	var out []span
 	j := m.digitRun(i)
 	if j-i == 4 && (m.rs[i] == '1' || m.rs[i] == '2') {
@@ -161,21 +168,15 @@ func (m *matcher) days(i int) []span {
 // one deleted ASCII punctuation mark ("jan." -> "january").
 func (m *matcher) months(i int) []span {
 	var out []span
-	j := i
-	for j < len(m.rs) && isAlpha(m.rs[j]) && j-i < 10 {
-		j++
-	}
-	if j-i < 3 || j-i > 9 {
-		return nil
-	}
-	for e := j; e <= j; e++ {
-		if name, ok := m.n.t.monthName[m.str(i, e)]; ok {
-			out = append(out, span{e, name})
-			if r := m.at(e); r < 0x80 && r > ' ' && !isAlpha(r) && !isDigit(r) {
-				out = append(out, span{e + 1, name})
-			}
+	m.n.t.monthName.match(m.rs, i, func(e int, name string) {
+		if isAlpha(m.at(e)) {
+			return // the whole word must be the month
 		}
-	}
+		out = append(out, span{e, name})
+		if r := m.at(e); r < 0x80 && r > ' ' && !isDigit(r) {
+			out = append(out, span{e + 1, name})
+		}
+	})
 	return out
 }
 
@@ -381,6 +382,13 @@ func (m *matcher) fiscal(c *cands, p int) {
 // clock lists time readings at i (the time rule's graph, also used by
 // ranges): "12:30 a.m. est" -> "twelve thirty AM EST".
 func (m *matcher) clock(i int) []span {
+	if !isDigit(m.at(i)) {
+		return nil
+	}
+	return m.memo('c', i, m.clockAt)
+}
+
+func (m *matcher) clockAt(i int) []span {
 	var out []span
 	type hm struct {
 		end int

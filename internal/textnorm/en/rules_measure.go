@@ -158,7 +158,7 @@ func isFracSymbol(n *Normalizer, r rune) bool {
 // five one".
 func (m *matcher) address(c *cands, p int) {
 	j := m.digitRun(p)
-	if j == p {
+	if j == p || m.at(j) != ' ' || !(isUpper(m.at(j+1)) || isDigit(m.at(j+1))) {
 		return
 	}
 	d := m.str(p, j)
@@ -348,6 +348,17 @@ func (m *matcher) moneyRule(c *cands, p int) {
 
 // math: "5 + 3 = 8" -> "five plus three equals eight", "x = 2 * 3".
 func (m *matcher) math(c *cands, p int) {
+	// Both forms have an "=" within a few characters.
+	eq := false
+	for j := p; j < len(m.rs) && j-p < 48 && m.rs[j] != '\n'; j++ {
+		if m.rs[j] == '=' {
+			eq = true
+			break
+		}
+	}
+	if !eq {
+		return
+	}
 	type term struct {
 		end int
 		w   weight

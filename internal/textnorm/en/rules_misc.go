@@ -62,12 +62,23 @@ func (m *matcher) whitelistRule(c *cands, p int) {
 // telephoneRule: "+1 123-123-5678-1" -> "plus one, one two three, one two
 // three, five six seven eight, one"; also IP addresses and SSNs.
 func (m *matcher) telephoneRule(c *cands, p int) {
-	digit := func(r rune) string {
-		if r == '0' {
-			return "zero"
+	// Cheap filter: a phone number has at least ten digits or letters
+	// within a few spaces; an IP or SSN starts with a digit.
+	alnum, spaces := 0, 0
+	for j := p; j < len(m.rs) && j-p < 40 && spaces < 6; j++ {
+		if r := m.rs[j]; isDigit(r) || isAlpha(r) {
+			alnum++
+		} else if isSpace(r) {
+			spaces++
 		}
-		return m.n.t.digit[string(r)]
 	}
+	if alnum < 10 {
+		if isDigit(m.at(p)) {
+			m.ipAndSSN(c, p, m.phoneDigit)
+		}
+		return
+	}
+	digit := m.phoneDigit
 	// number_part: area code then seven digits/letters.
 	numberPart := func(i int) []span {
 		var out []span
@@ -210,6 +221,15 @@ func (m *matcher) telephoneRule(c *cands, p int) {
 		c.add(p, f.end, wTelephone, f.out)
 	}
 	m.ipAndSSN(c, p, digit)
+}
+
+// phoneDigit reads one digit; "0" is "zero" (upstream's non-deterministic
+// "o" and "oh" readings tie with it).
+func (m *matcher) phoneDigit(r rune) string {
+	if r == '0' {
+		return "zero"
+	}
+	return m.n.t.digit[string(r)]
 }
 
 // ipAndSSN: "192.168.0.1" -> "one nine two dot ...", "123-45-6789".
@@ -373,6 +393,9 @@ func (m *matcher) rangeRule(c *cands, p int) {
 		for _, op := range []struct{ in, out string }{
 			{"+", " plus "}, {" + ", " plus "}, {"*", " times "}, {" * ", " times "}, {"/", " divided by "}, {" / ", " divided by "},
 		} {
+			if !m.hasPrefix(a.end, op.in) {
+				continue
+			}
 			cur := []card{a}
 			for len(cur) > 0 {
 				var next []card

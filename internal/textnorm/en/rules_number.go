@@ -48,13 +48,32 @@ type decimalPart struct {
 	// frac is the raw fractional digits ("" when there is no point) and
 	// intOut the spoken integer part; money re-reads them.
 	frac, intOut, qty string
-	hasInt          bool
+	hasInt            bool
 }
 
 // decimals lists decimal.final_graph_wo_negative readings at i: "12.5",
 // ".5", "1.5 million", and (integer of at most three digits) "1 billion".
 // abbr admits "m", "bn", "k"... as quantities (the money variant).
 func (m *matcher) decimals(i int, abbr bool) []decimalPart {
+	r := m.at(i)
+	if !isDigit(r) && r != '.' {
+		return nil
+	}
+	if abbr {
+		return m.decimalsAt(i, true)
+	}
+	if d, ok := m.decCache[i]; ok {
+		return d
+	}
+	if m.decCache == nil {
+		m.decCache = make(map[int][]decimalPart)
+	}
+	d := m.decimalsAt(i, false)
+	m.decCache[i] = d
+	return d
+}
+
+func (m *matcher) decimalsAt(i int, abbr bool) []decimalPart {
 	var out []decimalPart
 	type intPart struct {
 		end   int
@@ -151,7 +170,19 @@ type fracPart struct {
 // fractions lists fraction.graph readings at i: "23 4/5", "4/5th", "½",
 // "1 ½".
 func (m *matcher) fractions(i int) []fracPart {
+	r := m.at(i)
+	if !isDigit(r) && !isFracSymbol(m.n, r) {
+		return nil
+	}
 	var out []fracPart
+	for _, s := range m.memo('f', i, m.fractionsAt) {
+		out = append(out, fracPart(s))
+	}
+	return out
+}
+
+func (m *matcher) fractionsAt(i int) []span {
+	var out []span
 	type pre struct {
 		at     int
 		spoken string
@@ -177,7 +208,7 @@ func (m *matcher) fractions(i int) []fracPart {
 		}
 		if v, ok := m.n.t.fracSymbol[m.at(pr.at)]; ok {
 			num, den, _ := strings.Cut(v, "/")
-			out = append(out, fracPart{pr.at + 1, join(m.n.fraction(num, den))})
+			out = append(out, span{pr.at + 1, join(m.n.fraction(num, den))})
 		}
 		for _, x := range m.numbers(pr.at) {
 			nume, ok := x.digits, true
@@ -197,10 +228,10 @@ func (m *matcher) fractions(i int) []fracPart {
 						continue
 					}
 					spoken := join(m.n.fraction(nume, y.digits))
-					out = append(out, fracPart{y.end, spoken})
+					out = append(out, span{y.end, spoken})
 					for _, suf := range []string{"rd", "th", "st", "nd", "RD", "TH", "ST", "ND"} {
 						if m.hasPrefix(y.end, suf) {
-							out = append(out, fracPart{y.end + 2, spoken})
+							out = append(out, span{y.end + 2, spoken})
 						}
 					}
 				}
