@@ -90,12 +90,14 @@ type tables struct {
 	qtyAbbr    map[string]string // "bn" -> "billion"
 	fracSymbol map[rune]string   // '¾' -> "3/4"
 
-	monthName   *trie             // "Jan" -> "january"
-	monthNumber map[string]string // "01" -> "january"
-	week        *trie
-	yearSuffix  *trie
-	timeSuffix  *trie
-	timeZone    *trie
+	monthName    *trie             // "Jan" -> "january"
+	monthNumber  map[string]string // "01" -> "january"
+	monthNumber1 [10]string        // monthNumber for one digit, by value
+	monthNumber2 [100]string       // monthNumber for two digits, by value
+	week         *trie
+	yearSuffix   *trie
+	timeSuffix   *trie
+	timeZone     *trie
 
 	currency   *trie
 	units      *trie // unit.tsv and unit_alternatives.tsv, alternatives first
@@ -174,6 +176,14 @@ func loadTables() (*tables, error) {
 
 	t.monthName = mkTrie(read("date/month_name.tsv"), read("date/month_abbr.tsv"))
 	t.monthNumber = fwd(read("date/month_number.tsv"))
+	for k, v := range t.monthNumber {
+		switch {
+		case len(k) == 1 && allDigits(k):
+			t.monthNumber1[k[0]-'0'] = v
+		case len(k) == 2 && allDigits(k):
+			t.monthNumber2[(k[0]-'0')*10+k[1]-'0'] = v
+		}
+	}
 	t.week = mkTrie(read("date/week.tsv"))
 	t.yearSuffix = mkTrie(read("date/year_suffix.tsv"))
 	t.timeSuffix = mkTrie(read("time/suffix.tsv"))

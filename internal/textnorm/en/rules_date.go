@@ -183,14 +183,33 @@ func (m *matcher) months(i int) []span {
 // monthNumbers matches "1".."12" and "01".."12".
 func (m *matcher) monthNumbers(i int) []span {
 	var out []span
-	for _, l := range []int{1, 2} {
-		if j := m.digitRun(i); j-i >= l {
-			if name, ok := m.n.t.monthNumber[m.str(i, i+l)]; ok {
-				out = append(out, span{i + l, name})
-			}
+	j := m.digitRun(i)
+	if j-i >= 1 {
+		if name := m.n.t.monthByNumber(m.rs[i], 0); name != "" {
+			out = append(out, span{i + 1, name})
+		}
+	}
+	if j-i >= 2 {
+		if name := m.n.t.monthByNumber(m.rs[i], m.rs[i+1]); name != "" {
+			out = append(out, span{i + 2, name})
 		}
 	}
 	return out
+}
+
+// monthByNumber looks up date/month_number.tsv ("1".."12", "01".."12")
+// without building a string; b is 0 for a one-digit number.
+func (t *tables) monthByNumber(a, b rune) string {
+	if a < '0' || a > '9' {
+		return ""
+	}
+	if b == 0 {
+		return t.monthNumber1[a-'0']
+	}
+	if b < '0' || b > '9' {
+		return ""
+	}
+	return t.monthNumber2[(a-'0')*10+b-'0']
 }
 
 // yearsAfter is year_after_graph: " 2012" or ", 2012" (then an optional
@@ -271,11 +290,12 @@ func (m *matcher) dateRule(c *cands, p int) {
 		return
 	}
 	// month-number/day/year with one separator kind
-	for _, sep := range []rune{'-', '/', '.'} {
-		for _, mo := range m.monthNumbers(p) {
-			if m.at(mo.end) != sep {
-				continue
-			}
+	for _, mo := range m.monthNumbers(p) {
+		sep := m.at(mo.end)
+		if sep != '-' && sep != '/' && sep != '.' {
+			continue
+		}
+		{
 			for _, d := range m.days(mo.end + 1) {
 				if m.at(d.end) != sep {
 					continue
@@ -298,7 +318,7 @@ func (m *matcher) dateRule(c *cands, p int) {
 		}
 		// dd-mm-yyyy where dd cannot be a month
 		if d.end-p == 2 && isDigit(m.at(p+1)) {
-			if _, isMonth := m.n.t.monthNumber[m.str(p, p+2)]; isMonth {
+			if m.n.t.monthByNumber(m.rs[p], m.rs[p+1]) != "" {
 				continue
 			}
 			for _, sep := range []rune{'-', '/', '.'} {

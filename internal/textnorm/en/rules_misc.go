@@ -168,35 +168,55 @@ func (m *matcher) telephoneRule(c *cands, p int) {
 	}
 	// country code: (prompt spaces)? "+"? 1-3 digits, then "-"? spaces.
 	type cc struct {
-		end int
-		out string
+		end        int
+		prefix     string // prompt, already with its trailing space
+		plus       bool
+		from, upto int // the code digits; empty for a bare prompt
+	}
+	codeText := func(c cc) string {
+		if c.from == c.upto {
+			return c.prefix
+		}
+		var b strings.Builder
+		b.WriteString(c.prefix)
+		if c.plus {
+			b.WriteString("plus ")
+		}
+		for i, r := range m.rs[c.from:c.upto] {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(digit(r))
+		}
+		b.WriteByte(',')
+		return b.String()
 	}
 	var codes []cc
 	tryCode := func(i int, prefix string) {
 		k := i
-		plus := ""
-		if m.at(k) == '+' {
-			plus, k = "plus ", k+1
+		plus := m.at(k) == '+'
+		if plus {
+			k++
 		}
 		j := m.digitRun(k)
 		for e := k + 1; e <= j && e-k <= 3; e++ {
-			var parts []string
-			for _, r := range m.rs[k:e] {
-				parts = append(parts, digit(r))
-			}
 			end := e
 			if m.at(end) == '-' {
 				end++
 			}
 			end = m.spaceRun(end)
-			codes = append(codes, cc{end, prefix + plus + strings.Join(parts, " ") + ","})
+			// number_part starts with an area code: "(ddd" or "ddd"
+			if a := end + b2i(m.at(end) == '('); m.digitRun(a)-a < 3 {
+				continue
+			}
+			codes = append(codes, cc{end: end, prefix: prefix, plus: plus, from: k, upto: e})
 		}
 	}
 	tryCode(p, "")
 	m.n.t.phonePrompt.match(m.rs, p, func(e int, v string) {
 		if k := m.spaceRun(e); k > e {
 			tryCode(k, v+" ")
-			codes = append(codes, cc{k, v})
+			codes = append(codes, cc{end: k, prefix: v})
 		}
 	})
 	// priority: number+ext, code+number+ext, code+number, number.
@@ -210,10 +230,15 @@ func (m *matcher) telephoneRule(c *cands, p int) {
 		}
 	}
 	for _, code := range codes {
-		for _, np := range numberPart(code.end) {
-			found = append(found, span{np.end, code.out + " " + np.out})
+		nps := numberPart(code.end)
+		if len(nps) == 0 {
+			continue
+		}
+		ct := codeText(code)
+		for _, np := range nps {
+			found = append(found, span{np.end, ct + " " + np.out})
 			for _, x := range extension(np.end) {
-				found = append(found, span{x.end, code.out + " " + np.out + " " + x.out})
+				found = append(found, span{x.end, ct + " " + np.out + " " + x.out})
 			}
 		}
 	}
@@ -460,4 +485,11 @@ func (m *matcher) rangeYears(i int) []span {
 		}
 	}
 	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -174,14 +174,23 @@ func (m *matcher) electronicRule(c *cands, p int) {
 // two", "mp3" -> "mp three".
 func (m *matcher) serialRule(c *cands, p int) {
 	j := p
-	worth := false // a serial needs a digit or a spoken symbol
+	// A serial needs letters next to a digit or symbol ("B52"), or three
+	// numbers joined by delimiters ("1-2-3"), or "^2"; skip the rest cheaply.
+	letters, others, delims, caret := false, false, 0, false
 	for j < len(m.rs) && !isSpace(m.rs[j]) && j-p < 64 {
-		if r := m.rs[j]; isDigit(r) || m.n.t.wSymbol[r] != "" {
-			worth = true
+		switch r := m.rs[j]; {
+		case isAlpha(r):
+			letters = true
+		case r == '-' || r == '/':
+			delims++
+			others = others || r == '/'
+		case isDigit(r) || m.n.t.wSymbol[r] != "":
+			others = true
+			caret = caret || r == '^'
 		}
 		j++
 	}
-	if !worth {
+	if !(letters && others) && delims < 2 && !caret {
 		return
 	}
 	// "x^2" -> "x squared"
