@@ -173,6 +173,9 @@ func (m *matcher) electronicRule(c *cands, p int) {
 // serialRule: "A-123" -> "A-one hundred twenty three", "B52" -> "B fifty
 // two", "mp3" -> "mp three".
 func (m *matcher) serialRule(c *cands, p int) {
+	if r := m.rs[p]; !isAlpha(r) && !isDigit(r) && m.n.t.wSymbol[r] == "" {
+		return
+	}
 	j := p
 	// A serial needs letters next to a digit or symbol ("B52"), or three
 	// numbers joined by delimiters ("1-2-3"), or "^2"; skip the rest cheaply.
