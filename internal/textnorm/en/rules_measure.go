@@ -122,6 +122,11 @@ func (m *matcher) measureRule(c *cands, p int) {
 					}
 				}
 			}
+			// decimal_times: "1.5x"; upstream's "x" and " times" readings
+			// tie, and "times" is the one a listener understands.
+			if r := m.at(d.end); r == 'x' || r == 'X' {
+				c.add(p, d.end+1, wMeasure+d.w, d.out+" times")
+			}
 			if m.at(d.end) == '-' {
 				k := d.end + 1
 				for k < len(m.rs) && isAlpha(m.rs[k]) {
