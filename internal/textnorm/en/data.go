@@ -40,24 +40,49 @@ func readTable(name string) ([]pair, error) {
 	return rows, nil
 }
 
-// trie is a rune trie used for the longest/all-prefix lookups the tagger
-// needs (whitelist entries may contain spaces and punctuation).
+// trie is a rune trie used for the all-prefix lookups the tagger needs
+// (whitelist entries may contain spaces and punctuation). Children are kept
+// in sorted slices: smaller and faster to build than a map per node.
 type trie struct {
-	next map[rune]*trie
+	keys []rune
+	kids []*trie
 	val  string
 	ok   bool
+}
+
+func (t *trie) child(r rune) *trie {
+	k := t.keys
+	lo, hi := 0, len(k)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if k[mid] < r {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	if lo < len(k) && k[lo] == r {
+		return t.kids[lo]
+	}
+	return nil
 }
 
 func (t *trie) add(key, val string) {
 	n := t
 	for _, r := range key {
-		if n.next == nil {
-			n.next = make(map[rune]*trie)
-		}
-		c := n.next[r]
+		c := n.child(r)
 		if c == nil {
 			c = &trie{}
-			n.next[r] = c
+			i := 0
+			for i < len(n.keys) && n.keys[i] < r {
+				i++
+			}
+			n.keys = append(n.keys, 0)
+			copy(n.keys[i+1:], n.keys[i:])
+			n.keys[i] = r
+			n.kids = append(n.kids, nil)
+			copy(n.kids[i+1:], n.kids[i:])
+			n.kids[i] = c
 		}
 		n = c
 	}
@@ -70,7 +95,7 @@ func (t *trie) add(key, val string) {
 func (t *trie) match(rs []rune, i int, f func(end int, val string)) {
 	n := t
 	for j := i; j < len(rs); j++ {
-		n = n.next[rs[j]]
+		n = n.child(rs[j])
 		if n == nil {
 			return
 		}
