@@ -215,3 +215,32 @@ func TestASCIIPunctTable(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrent exercises the shared tables and pooled matchers from
+// several goroutines (run with -race).
+func TestConcurrent(t *testing.T) {
+	n := New()
+	in := "Dr. Smith paid $5.50 for 3 apples on Jan 3rd, 2020 at 10:30am."
+	want := n.Normalize(in)
+	done := make(chan string)
+	for g := 0; g < 4; g++ {
+		go func() {
+			var got string
+			for i := 0; i < 50; i++ {
+				got = n.Normalize(in)
+				if got != want {
+					break
+				}
+			}
+			done <- got
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if got := <-done; got != want {
+			t.Errorf("concurrent Normalize = %q, want %q", got, want)
+		}
+	}
+	if New() != n {
+		t.Error("New returned a different normalizer")
+	}
+}

@@ -16,6 +16,7 @@ type matcher struct {
 	// Several rules read the same digits at the same position; these
 	// caches keep that from multiplying the work.
 	slab      []token
+	cands     cands
 	numCache  map[int][]num
 	spanCache map[spanKey][]span
 	decCache  map[int][]decimalPart
@@ -32,6 +33,8 @@ func (m *matcher) release() {
 	clear(m.spanCache)
 	clear(m.decCache)
 	clear(m.slab)
+	clear(m.cands.list)
+	m.cands.list = m.cands.list[:0]
 	m.slab = m.slab[:0]
 	m.n, m.rs = nil, nil
 	if cap(m.runEnd) > 1<<16 {
@@ -271,7 +274,10 @@ func (c *cands) put(start, end int, w weight, out string, gen func() string) {
 
 // classify returns the non-punctuation tokens that can start at p.
 func (m *matcher) classify(p int) []*token {
-	c := &cands{m: m}
+	// The candidate list is reused from position to position: the DP only
+	// keeps the tokens, not the slice.
+	c := &m.cands
+	c.m, c.list = m, c.list[:0]
 	r := m.rs[p]
 	numeric := isDigit(r) || r == '-' || r == '.'
 	if numeric {
