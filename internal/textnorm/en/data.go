@@ -126,7 +126,7 @@ type tables struct {
 
 	currency   *trie
 	units      *trie // unit.tsv and unit_alternatives.tsv, alternatives first
-	unitKeys   map[string]string
+	unitKeys   map[string]string // the same, for case-folded lookups
 	suppletive map[string]string
 
 	whitelist *trie

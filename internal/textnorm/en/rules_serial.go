@@ -280,7 +280,6 @@ func (m *matcher) serial(rs []rune) (string, bool) {
 		return "", false
 	}
 	// letters/letters is excluded, and so are ordinals ("21st").
-	s := string(rs)
 	if len(units) == 2 && units[0].kind == 'a' && units[1].kind == 'a' && units[1].delim == "/" {
 		return "", false
 	}
@@ -290,7 +289,6 @@ func (m *matcher) serial(rs []rune) (string, bool) {
 			return "", false
 		}
 	}
-	_ = s
 	var b strings.Builder
 	for i, u := range units {
 		if i > 0 {
