@@ -125,7 +125,7 @@ type tables struct {
 	timeZone     *trie
 
 	currency   *trie
-	units      *trie // unit.tsv and unit_alternatives.tsv, alternatives first
+	units      *trie             // unit.tsv and unit_alternatives.tsv, alternatives first
 	unitKeys   map[string]string // the same, for case-folded lookups
 	suppletive map[string]string
 
