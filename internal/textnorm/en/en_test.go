@@ -244,3 +244,20 @@ func TestConcurrent(t *testing.T) {
 		t.Error("New returned a different normalizer")
 	}
 }
+
+// TestSerialOK keeps the cheap acceptance test in step with serial.
+func TestSerialOK(t *testing.T) {
+	n := New()
+	for _, s := range []string{
+		"A-123", "B52", "mp3", "21st", "2nd", "a/b", "1-2-3", "1/2/3", "1-2", "COVID-19", "x^2", "#1", "A#",
+		"20-year-old", "--", "a--1", "1-", "-1", "H2O", "1e10", "ab", "12", "A/1", "1st1", "2ND", "a-b-c",
+		"1-2-3-4", "%5", "5%", "1/a", "a1/b2",
+	} {
+		m := newMatcher(n, []rune(s))
+		_, want := m.serial(m.rs)
+		if got := m.serialOK(m.rs); got != want {
+			t.Errorf("serialOK(%q) = %v, serial says %v", s, got, want)
+		}
+		m.release()
+	}
+}

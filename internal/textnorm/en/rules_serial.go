@@ -215,10 +215,81 @@ func (m *matcher) serialRule(c *cands, p int) {
 			continue
 		}
 		tried++
-		if s, ok := m.serial(m.rs[p:e]); ok {
-			c.add(p, e, wSerial, s)
+		if m.serialOK(m.rs[p:e]) {
+			rs := m.rs[p:e]
+			c.addLazy(p, e, wSerial, func() string { s, _ := m.serial(rs); return s })
 		}
 	}
+}
+
+// serialOK is serial's acceptance test without building anything: it
+// runs at many positions, the reading is built only for the chosen path.
+// It must agree with serial (TestSerialOK).
+func (m *matcher) serialOK(rs []rune) bool {
+	var kinds [3]byte  // kinds of the last three units, newest first
+	var delims [3]bool // whether each had a delimiter before it
+	var first, second byte
+	var secondDelim rune // delimiter before the second unit, 0 if none
+	n, core := 0, false
+	var pending rune // delimiter seen since the last unit
+	push := func(k byte) {
+		kinds[2], kinds[1], kinds[0] = kinds[1], kinds[0], k
+		delims[2], delims[1], delims[0] = delims[1], delims[0], pending != 0
+		switch n {
+		case 0:
+			first = k
+		case 1:
+			second, secondDelim = k, pending
+		}
+		n++
+		if n >= 2 && (kinds[1] == 'a') != (kinds[0] == 'a') {
+			core = true
+		}
+		if n >= 3 && kinds[0] != 'a' && kinds[1] != 'a' && kinds[2] != 'a' && delims[0] && delims[1] {
+			core = true
+		}
+		pending = 0
+	}
+	for i := 0; i < len(rs); {
+		r := rs[i]
+		switch {
+		case isAlpha(r):
+			for i < len(rs) && isAlpha(rs[i]) {
+				i++
+			}
+			push('a')
+		case isDigit(r):
+			for i < len(rs) && isDigit(rs[i]) {
+				i++
+			}
+			push('n')
+		case r == '-' || r == '/':
+			if pending != 0 || n == 0 || i == len(rs)-1 {
+				return false
+			}
+			pending = r
+			i++
+		default:
+			if m.n.t.wSymbol[r] == "" {
+				return false
+			}
+			push('s')
+			i++
+		}
+	}
+	if !core {
+		return false
+	}
+	if n == 2 && first == 'a' && second == 'a' && secondDelim == '/' {
+		return false
+	}
+	if n == 2 && first == 'n' && second == 'a' && secondDelim == 0 && len(rs) >= 3 {
+		switch strings.ToLower(string(rs[len(rs)-2:])) {
+		case "st", "nd", "rd", "th":
+			return false
+		}
+	}
+	return true
 }
 
 // serial reads a letters/digits/symbols chunk if upstream's serial graph
