@@ -17,6 +17,8 @@ type matcher struct {
 	// caches keep that from multiplying the work.
 	slab      []token
 	cands     cands
+	eEnd      []int32 // see eIndex; nil until first needed
+	eDom      []int32
 	numCache  map[int][]num
 	spanCache map[spanKey][]span
 	decCache  map[int][]decimalPart
@@ -32,6 +34,7 @@ func (m *matcher) release() {
 	clear(m.cardCache)
 	clear(m.spanCache)
 	clear(m.decCache)
+	m.eEnd, m.eDom = nil, nil
 	clear(m.slab)
 	clear(m.cands.list)
 	m.cands.list = m.cands.list[:0]

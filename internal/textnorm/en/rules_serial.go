@@ -11,6 +11,42 @@ func (m *matcher) eChar(r rune) bool {
 	return ok
 }
 
+// eIndex computes, once per input, the end of each run of e-mail/domain
+// characters and a prefix count of common-domain suffixes (".com"), so
+// that electronicRule costs O(1) per position on runs like "a.a.a.a".
+func (m *matcher) eIndex() {
+	if m.eEnd != nil {
+		return
+	}
+	L := len(m.rs)
+	m.eEnd = make([]int32, L+1)
+	m.eDom = make([]int32, L+1)
+	end := L
+	for i := L - 1; i >= 0; i-- {
+		if !m.eChar(m.rs[i]) {
+			end = i
+		}
+		m.eEnd[i] = int32(end)
+	}
+	m.eEnd[L] = int32(L)
+	for i := 0; i < L; i++ {
+		m.eDom[i+1] = m.eDom[i]
+		if m.rs[i] == '.' {
+			for k := range m.n.t.eDomain {
+				if m.hasPrefix(i, k) {
+					m.eDom[i+1]++
+					break
+				}
+			}
+		}
+	}
+}
+
+// commonDomainsIn counts common-domain suffixes starting in [i, j).
+func (m *matcher) commonDomainsIn(i, j int) int {
+	return int(m.eDom[j] - m.eDom[i])
+}
+
 // eSpell reads a user name or domain: letters stay, digits and symbols are
 // spoken one by one ("cdf1" -> "cdf one", "a-b" -> "a dash b").
 func (m *matcher) eSpell(rs []rune) string {
@@ -73,33 +109,32 @@ func (m *matcher) eDomain(rs []rune) string {
 //
 // Only the two longest ends are kept: a shorter domain is only needed when
 // punctuation follows, and the longest end already stops before a trailing
-// mark ("google.com." ends before the last dot); trying all ends would be
-// quadratic on runs like "a.a.a.a".
+// mark ("google.com." ends before the last dot).
 func (m *matcher) domainEnds(i int) []int {
 	if !isAlpha(m.at(i)) {
 		return nil
 	}
-	var ends []int
-	j := i
-	for j < len(m.rs) && m.eChar(m.rs[j]) && j-i < 256 {
-		j++
-		if r := m.rs[j-1]; (isAlpha(r) || isDigit(r) || r == '/') && m.boundary(j) {
-			ends = append(ends, j)
-		}
+	m.eIndex()
+	j := int(m.eEnd[i])
+	if j-i > 256 {
+		j = i + 256
 	}
-	if len(ends) > 2 {
-		ends = ends[len(ends)-2:]
+	var ends []int
+	for e := j; e > i && len(ends) < 2; e-- {
+		if r := m.rs[e-1]; (isAlpha(r) || isDigit(r) || r == '/') && m.boundary(e) {
+			ends = append(ends, e)
+		}
 	}
 	return ends
 }
 
-// commonDomains counts lexicon suffixes (".com") in s.
-func (m *matcher) commonDomains(s string) int {
-	n := 0
-	for k := range m.n.t.eDomain {
-		n += strings.Count(s, k)
+func containsRune(rs []rune, r rune) bool {
+	for _, x := range rs {
+		if x == r {
+			return true
+		}
 	}
-	return n
+	return false
 }
 
 // electronicRule: "cdf1@abc.edu" -> "cdf one at abc dot edu",
@@ -140,32 +175,31 @@ func (m *matcher) electronicRule(c *cands, p int) {
 	if m.hasPrefix(k, "www.") {
 		protos = append(protos, proto{k + 4, strings.TrimSpace(pout + " WWW dot"), -1000*wUnit - wSmall})
 	}
+	m.eIndex()
 	for _, pr := range protos[1:] {
 		for _, e := range m.domainEnds(pr.end) {
-			d := m.rs[pr.end:e]
-			c.add(p, e, wElectronic+pr.w-weight(m.commonDomains(string(d)))*wSmall, pr.out+" "+m.eDomain(d))
+			d, out := m.rs[pr.end:e], pr.out
+			c.addLazy(p, e, wElectronic+pr.w-weight(m.commonDomainsIn(pr.end, e))*wSmall,
+				func() string { return out + " " + m.eDomain(d) })
 		}
 	}
 	// e-mail: user@domain with a dot after the @
-	j := p
-	for j < len(m.rs) && m.eChar(m.rs[j]) && j-p < 256 {
-		j++
-	}
-	if m.at(j) == '@' && j > p {
-		user := m.eSpell(m.rs[p:j])
+	if j := int(m.eEnd[p]); m.at(j) == '@' && j > p && j-p <= 256 {
+		user := m.rs[p:j]
 		for _, e := range m.domainEnds(j + 1) {
 			d := m.rs[j+1 : e]
-			if !strings.Contains(string(d), ".") {
+			if !containsRune(d, '.') {
 				continue
 			}
-			c.add(p, e, wElectronic-weight(m.commonDomains(string(d)))*wSmall, user+" at "+m.eDomain(d))
+			c.addLazy(p, e, wElectronic-weight(m.commonDomainsIn(j+1, e))*wSmall,
+				func() string { return m.eSpell(user) + " at " + m.eDomain(d) })
 		}
 	}
 	// bare domain containing a common suffix
 	for _, e := range m.domainEnds(p) {
-		d := string(m.rs[p:e])
-		if n := m.commonDomains(d); n > 0 {
-			c.add(p, e, wElectronic-weight(n)*wSmall, m.eDomain(m.rs[p:e]))
+		if n := m.commonDomainsIn(p, e); n > 0 {
+			d := m.rs[p:e]
+			c.addLazy(p, e, wElectronic-weight(n)*wSmall, func() string { return m.eDomain(d) })
 		}
 	}
 }
