@@ -20,7 +20,7 @@ type matcher struct {
 	eEnd      []int32 // see eIndex; nil until first needed
 	eDom      []int32
 	numCache  map[int][]num
-	spanCache map[spanKey][]span
+	memoTab   [nMemo][]memoEntry
 	decCache  map[int][]decimalPart
 	nameCache map[string]nameResult
 	cardCache map[string]cardResult
@@ -32,7 +32,13 @@ func (m *matcher) release() {
 	clear(m.numCache)
 	clear(m.nameCache)
 	clear(m.cardCache)
-	clear(m.spanCache)
+	for k := range m.memoTab {
+		clear(m.memoTab[k])
+		m.memoTab[k] = m.memoTab[k][:0]
+		if cap(m.memoTab[k]) > 1<<16 {
+			m.memoTab[k] = nil
+		}
+	}
 	clear(m.decCache)
 	m.eEnd, m.eDom = nil, nil
 	clear(m.slab)
@@ -56,23 +62,35 @@ func (m *matcher) newToken() *token {
 	return &m.slab[len(m.slab)-1]
 }
 
-// spanKey names a memoized sub-matcher result at a position.
-type spanKey struct {
-	kind byte // 'c' clock, 'y' years, 'f' fractions
-	at   int
+// Memoized sub-matchers (clock, years, fractions), indexed by kind.
+const (
+	memoClock = iota
+	memoYears
+	memoFractions
+	nMemo
+)
+
+type memoEntry struct {
+	done bool
+	v    []span
 }
 
 // memo returns the cached result of f at i, computing it once.
-func (m *matcher) memo(kind byte, i int, f func(int) []span) []span {
-	k := spanKey{kind, i}
-	if r, ok := m.spanCache[k]; ok {
-		return r
+func (m *matcher) memo(kind, i int, f func(int) []span) []span {
+	tab := m.memoTab[kind]
+	if len(tab) != len(m.rs)+1 {
+		if cap(tab) >= len(m.rs)+1 {
+			tab = tab[:len(m.rs)+1]
+		} else {
+			tab = make([]memoEntry, len(m.rs)+1)
+		}
+		m.memoTab[kind] = tab
 	}
-	if m.spanCache == nil {
-		m.spanCache = make(map[spanKey][]span)
+	if e := &tab[i]; e.done {
+		return e.v
 	}
 	r := f(i)
-	m.spanCache[k] = r
+	tab[i] = memoEntry{true, r}
 	return r
 }
 

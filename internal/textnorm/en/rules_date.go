@@ -77,7 +77,7 @@ func (m *matcher) years(i int) []span {
 	if !isDigit(m.at(i)) && m.at(i) != '\'' {
 		return nil
 	}
-	return m.memo('y', i, m.yearsAt)
+	return m.memo(memoYears, i, m.yearsAt)
 }
 
 func (m *matcher) yearsAt(i int) []span {
@@ -405,7 +405,7 @@ func (m *matcher) clock(i int) []span {
 	if !isDigit(m.at(i)) {
 		return nil
 	}
-	return m.memo('c', i, m.clockAt)
+	return m.memo(memoClock, i, m.clockAt)
 }
 
 func (m *matcher) clockAt(i int) []span {

@@ -175,7 +175,7 @@ func (m *matcher) fractions(i int) []fracPart {
 		return nil
 	}
 	var out []fracPart
-	for _, s := range m.memo('f', i, m.fractionsAt) {
+	for _, s := range m.memo(memoFractions, i, m.fractionsAt) {
 		out = append(out, fracPart(s))
 	}
 	return out
