@@ -238,6 +238,9 @@ func (m *matcher) yearsAfter(i int) []span {
 // dateRule: "jan. 5, 2012" -> "the fifth of january, twenty twelve".
 func (m *matcher) dateRule(c *cands, p int) {
 	add := func(end int, w weight, day, month, year string) {
+		if !m.boundary(end) {
+			return // checked before building the reading
+		}
 		s := month
 		if day != "" {
 			s = "the " + day + " of " + month

@@ -108,7 +108,9 @@ func (m *matcher) measureRule(c *cands, p int) {
 	units := func(k int, f func(u unitMatch)) {
 		for _, k2 := range m.optSpace(k) {
 			for _, u := range m.unitsAt(k2, true) {
-				f(u)
+				if m.boundary(u.end) { // before the reading is built
+					f(u)
+				}
 			}
 		}
 	}
