@@ -54,7 +54,7 @@ type voiceField struct {
 // inlineVoice is the object form of "voice"; unknown keys are rejected.
 type inlineVoice struct {
 	RefAudio *clipText `json:"ref_audio"`
-	RefText  *string `json:"ref_text"`
+	RefText  *string   `json:"ref_text"`
 	// ID names a saved voice, OpenAI's custom-voice form {"id": "name"}.
 	ID *string `json:"id"`
 }
