@@ -296,7 +296,7 @@ func TestAdmissionMemoryStorm(t *testing.T) {
 		n, secs = 20, 30.0
 	}
 	if raceEnabled && !long {
-		n, secs = 4, 3.0 // the race detector's shadow memory would blur the bound
+		n, secs = 4, 1.0 // the race detector's shadow memory would blur the bound
 	}
 	clip := wavB64(192000, 2, secs)
 	req, _ := json.Marshal(map[string]any{"input": "Memory storm.", "voice": map[string]any{"ref_audio": clip}, "seed": 1, "max_new_frames": 2, "response_format": "wav"})
