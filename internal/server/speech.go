@@ -59,10 +59,10 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	rearmBody(r) // the body deadline counts from now, not from arrival
 	data, err := readBody(r.Body, r.ContentLength, limit)
 	if err != nil {
-		if errors.Is(err, errBodyTimeout) {
-			s.log.Info("request body cut", "reason", "not received within --body-timeout", "timeout", s.cfg.BodyTimeout.String())
-		}
-		if _, ok := err.(*apiError); ok {
+		if ae, ok := err.(*apiError); ok {
+			if ae.Status == http.StatusRequestTimeout {
+				s.log.Info("request body cut", "reason", "not received within --body-timeout", "timeout", s.cfg.BodyTimeout.String())
+			}
 			writeError(w, err)
 		} else {
 			writeError(w, badRequest("", "invalid_body", "could not read the request body"))
