@@ -430,6 +430,10 @@ func TestServeFlagValidation(t *testing.T) {
 	}{
 		{[]string{"--idle-release", "-1s"}, "--idle-release must not be negative"},
 		{[]string{"--max-streams", "0"}, "--max-streams must be at least 1"},
+		{[]string{"--body-memory-mb", "0"}, "--body-memory-mb must be at least 1"},
+		{[]string{"--clip-decodes", "0"}, "--clip-decodes must be at least 1"},
+		{[]string{"--body-timeout", "-1s"}, "--body-timeout must not be negative"},
+		{[]string{"--max-connections", "-1"}, "--max-connections must not be negative"},
 		{[]string{"--matmul", "fp8"}, `--matmul "fp8": want f32, bf16 or int8`},
 	} {
 		r := runBin(t, nil, nil, append([]string{"serve", "--model", lm, "--codec", cd, "--addr", "127.0.0.1:0"}, tc.args...)...)

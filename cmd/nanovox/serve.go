@@ -37,6 +37,8 @@ type serveOptions struct {
 	strictParams, publicLists                 bool
 	defaultVoice                              string
 	voiceAliases                              []string
+	bodyMemoryMB, clipDecodes, maxConns       int
+	bodyTimeout                               time.Duration
 }
 
 // defaultStreams sizes the generation slots to the machine: batching makes
@@ -85,6 +87,10 @@ See docs/configuration.md.`,
 	f.IntVar(&o.maxVoices, "max-voices", voice.DefaultMaxVoices, "most saved voices")
 	f.IntVar(&o.maxFrames, "max-frames-limit", 0, "upper bound for a request's max_new_frames, frames per text chunk (default: the model's default, 375 for MOSS-TTS-Nano)")
 	f.DurationVar(&o.idleRelease, "idle-release", 60*time.Second, "after this long without a request generating, drop the per-stream buffers kept for reuse (KV caches, decoder rings) so their memory can return to the system (0 keeps them)")
+	f.IntVar(&o.bodyMemoryMB, "body-memory-mb", 128, "memory for request bodies read before admission, MiB: a body's declared size is reserved before it is read and requests beyond the budget wait (at least --max-body-bytes)")
+	f.IntVar(&o.clipDecodes, "clip-decodes", 2, "inline reference clips decoded and held at once before the engine has encoded them (each up to about 60 MiB); further requests with a clip wait")
+	f.DurationVar(&o.bodyTimeout, "body-timeout", 60*time.Second, "close the connection of a client that has not sent its whole request body this long after the server starts reading it (0: no limit)")
+	f.IntVar(&o.maxConns, "max-connections", 512, "most client connections open at once; further ones are answered 503 and closed (0: no limit)")
 	return cmd
 }
 
@@ -166,6 +172,14 @@ func (o *serveOptions) validate() error {
 		return usagef("--drain-grace must not be negative")
 	case o.idleRelease < 0:
 		return usagef("--idle-release must not be negative")
+	case o.bodyMemoryMB < 1:
+		return usagef("--body-memory-mb must be at least 1, is %d", o.bodyMemoryMB)
+	case o.clipDecodes < 1:
+		return usagef("--clip-decodes must be at least 1, is %d", o.clipDecodes)
+	case o.bodyTimeout < 0:
+		return usagef("--body-timeout must not be negative")
+	case o.maxConns < 0:
+		return usagef("--max-connections must not be negative")
 	}
 	if o.queue < 0 {
 		o.queue = 2 * o.maxStreams
@@ -226,13 +240,18 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		IdleWriteTimeout: o.idleWrite, Logger: log, Voices: voices, VoiceModel: vm,
 		DefaultFormat: format, SampleRate: o.sampleRate, StrictParams: o.strictParams,
 		DefaultVoice: o.defaultVoice, VoiceAliases: aliases, PublicLists: o.publicLists,
+		BodyMemoryBytes: max(int64(o.bodyMemoryMB)<<20, o.maxBodyBytes), ClipDecodes: o.clipDecodes, BodyTimeout: bodyTimeout(o.bodyTimeout),
 	}, metrics)
 	metrics.ObservePrefixCache(eng.PrefixCacheStats)
 	metrics.ObserveStreamLimit(eng.StreamLimit)
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	var hl net.Listener = ln
+	if o.maxConns > 0 {
+		hl = server.LimitListener(ln, o.maxConns, metrics)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(hl) }()
 	log.Info("serving", "addr", ln.Addr().String(), "model", id, "max_streams", o.maxStreams, "queue", o.queue, "auth", o.apiKey != "")
 
 	select {
@@ -265,6 +284,15 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// bodyTimeout maps --body-timeout to server.Config.BodyTimeout, where 0
+// means the default.
+func bodyTimeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // voiceModel identifies the codes a voice holds, so a voice saved with one

@@ -559,8 +559,11 @@ func (f *countRelease) ReleaseIdle() {
 
 // TestIdleRelease: the engine drops the family's kept buffers once it has
 // been idle for Config.IdleRelease after a stream, once per idle period,
-// and never before anything ran.
+// and never before anything ran; each time it hands the freed memory back
+// to the system at once (debug.FreeOSMemory), not minutes later.
 func TestIdleRelease(t *testing.T) {
+	var freed atomic.Int32
+	defer engine.SetFreeOSMemory(func() { freed.Add(1) })()
 	f := &countRelease{Family: family(t)}
 	e := engine.New(f, engine.Config{MaxStreams: 2, Queue: 2, IdleRelease: 30 * time.Millisecond})
 	defer e.Close(context.Background())
@@ -576,15 +579,15 @@ func TestIdleRelease(t *testing.T) {
 		drain(t, s)
 		s.Close()
 		deadline := time.Now().Add(5 * time.Second)
-		for f.n.Load() < round && time.Now().Before(deadline) {
+		for freed.Load() < round && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
-		if n := f.n.Load(); n != round {
-			t.Fatalf("round %d: released %d times, want %d", round, n, round)
+		if n, fr := f.n.Load(), freed.Load(); n != round || fr != round {
+			t.Fatalf("round %d: released %d times and freed OS memory %d times, want %d", round, n, fr, round)
 		}
 		time.Sleep(150 * time.Millisecond) // idle on: no second release
-		if n := f.n.Load(); n != round {
-			t.Fatalf("round %d: released %d times while idle, want %d", round, n, round)
+		if n, fr := f.n.Load(), freed.Load(); n != round || fr != round {
+			t.Fatalf("round %d: released %d times and freed OS memory %d times while idle, want %d", round, n, fr, round)
 		}
 	}
 }

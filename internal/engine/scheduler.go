@@ -60,7 +60,7 @@ func (e *Engine) loop() {
 			case <-e.wake:
 				t.Stop()
 			case <-t.C:
-				rel.ReleaseIdle()
+				e.releaseIdle(rel)
 				released = true
 			}
 			continue

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -25,8 +26,18 @@ func FuzzSpeechRequest(f *testing.F) {
 	lim := Limits{MaxInputChars: 100, MaxBodyBytes: 1 << 20, MaxNewFrames: 375}
 	pol := policy{Limits: lim, modelOK: func(string) bool { return true }, sampleRate: 48000, modelRate: 48000}
 	f.Fuzz(func(t *testing.T, b []byte, strict bool) {
-		var req speechRequest
-		if _, err := decodeObject(bytes.NewReader(b), &req, speechFields, strict); err != nil {
+		b = bytes.Clone(b) // validate decodes the clip in place
+		var req, ref speechRequest
+		_, err := decodeObject(b, &req, speechFields, strict)
+		// The copy-free decoder agrees with the streaming one it replaced.
+		_, rerr := decodeObjectStream(bytes.NewReader(b), &ref, speechFields, strict)
+		if (err == nil) != (rerr == nil) {
+			t.Fatalf("decodeObject: %v; decodeObjectStream: %v", err, rerr)
+		}
+		if err == nil && !reflect.DeepEqual(req, ref) {
+			t.Fatalf("decodeObject and decodeObjectStream disagree:\n%+v\n%+v", req, ref)
+		}
+		if err != nil {
 			if ae, ok := err.(*apiError); !ok || ae.Status < 400 || ae.Status >= 500 {
 				t.Fatalf("decode error %T %v is not a 4xx API error", err, err)
 			}

@@ -24,6 +24,14 @@ type Metrics struct {
 	streams   *prometheus.CounterVec
 	stepSecs  prometheus.Histogram
 	batchSize prometheus.Histogram
+	// Before admission (admit.go).
+	bodyMem      prometheus.Gauge
+	bodyWaiting  prometheus.Gauge
+	clipDecodes  prometheus.Gauge
+	clipWaiting  prometheus.Gauge
+	bodiesCut    prometheus.Counter
+	connsOpen    prometheus.Gauge
+	connsRefused prometheus.Counter
 }
 
 // NewMetrics registers the metrics in a fresh registry (with Go and process
@@ -60,7 +68,15 @@ func NewMetrics() *Metrics {
 			Buckets: []float64{1, 2, 3, 4, 6, 8, 12, 16, 32},
 		}),
 	}
-	reg.MustRegister(m.requests, m.ttfa, m.rtf, m.active, m.queued, m.frames, m.audio, m.streams, m.stepSecs, m.batchSize)
+	m.bodyMem = prometheus.NewGauge(prometheus.GaugeOpts{Name: "nanovox_body_memory_bytes", Help: "Bytes of the request body memory budget (--body-memory-mb) reserved by requests reading or holding their body."})
+	m.bodyWaiting = prometheus.NewGauge(prometheus.GaugeOpts{Name: "nanovox_body_memory_waiting", Help: "Requests waiting for the body memory budget before reading their body."})
+	m.clipDecodes = prometheus.NewGauge(prometheus.GaugeOpts{Name: "nanovox_clip_decodes", Help: "Requests holding a decoded inline clip (at most --clip-decodes)."})
+	m.clipWaiting = prometheus.NewGauge(prometheus.GaugeOpts{Name: "nanovox_clip_decodes_waiting", Help: "Requests waiting to decode their inline clip."})
+	m.bodiesCut = prometheus.NewCounter(prometheus.CounterOpts{Name: "nanovox_request_bodies_cut_total", Help: "Request bodies not received within --body-timeout (the connection is closed)."})
+	m.connsOpen = prometheus.NewGauge(prometheus.GaugeOpts{Name: "nanovox_connections_open", Help: "Open client connections (at most --max-connections)."})
+	m.connsRefused = prometheus.NewCounter(prometheus.CounterOpts{Name: "nanovox_connections_refused_total", Help: "Connections answered 503 and closed because --max-connections were open."})
+	reg.MustRegister(m.requests, m.ttfa, m.rtf, m.active, m.queued, m.frames, m.audio, m.streams, m.stepSecs, m.batchSize,
+		m.bodyMem, m.bodyWaiting, m.clipDecodes, m.clipWaiting, m.bodiesCut, m.connsOpen, m.connsRefused)
 	return m
 }
 

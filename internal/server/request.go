@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -42,28 +43,84 @@ type speechRequest struct {
 
 // voiceField is either a saved voice's name or an inline reference clip.
 type voiceField struct {
-	Name     string
-	RefAudio string
+	Name string
+	// RefAudio is the clip's base64 text: a slice of the request body
+	// (clipText), decoded in place by validate.
+	RefAudio []byte
 	RefText  string
 	Inline   bool
 }
 
 // inlineVoice is the object form of "voice"; unknown keys are rejected.
 type inlineVoice struct {
-	RefAudio *string `json:"ref_audio"`
-	RefText  *string `json:"ref_text"`
+	RefAudio *clipText `json:"ref_audio"`
+	RefText  *string   `json:"ref_text"`
 	// ID names a saved voice, OpenAI's custom-voice form {"id": "name"}.
 	ID *string `json:"id"`
 }
 
+// clipText is a JSON string kept as the bytes between its quotes, a slice
+// of the request body: an inline clip is most of a large body, and copying
+// it into a Go string (and then stripping and decoding that) tripled the
+// memory a request held before it was admitted. A string with escapes
+// (rare in base64) is unquoted into a copy.
+type clipText []byte
+
+func (c *clipText) takeJSON(b []byte) error {
+	if len(b) < 2 || b[0] != '"' {
+		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[string]()}
+	}
+	in := b[1 : len(b)-1]
+	if bytes.IndexByte(in, '\\') < 0 {
+		*c = in
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	*c = []byte(s)
+	return nil
+}
+
+// UnmarshalJSON lets encoding/json decode a clipText (decodeObjectStream).
+func (c *clipText) UnmarshalJSON(b []byte) error {
+	return c.takeJSON(bytes.Clone(b))
+}
+
+// jsonKind names a JSON value's kind as encoding/json's type errors do.
+func jsonKind(b []byte) string {
+	if len(b) == 0 {
+		return "value"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	case '"':
+		return "string"
+	}
+	return "number"
+}
+
+// UnmarshalJSON lets encoding/json decode a voiceField (decodeObjectStream).
 func (v *voiceField) UnmarshalJSON(b []byte) error {
-	b = bytes.TrimSpace(b)
+	return v.takeJSON(bytes.Clone(bytes.TrimSpace(b)))
+}
+
+// takeJSON decodes the voice; an inline clip's text stays a slice of b.
+func (v *voiceField) takeJSON(b []byte) error {
 	switch {
 	case len(b) > 0 && b[0] == '"':
 		return json.Unmarshal(b, &v.Name)
 	case len(b) > 0 && b[0] == '{':
 		var iv inlineVoice
-		if _, err := decodeObject(bytes.NewReader(b), &iv, voiceFields, true); err != nil {
+		if _, err := decodeObject(b, &iv, voiceFields, true); err != nil {
 			return prefixParam(err, "voice")
 		}
 		if iv.ID != nil {
@@ -150,7 +207,7 @@ func typeName(goType string) string {
 		return "a number"
 	case "int", "uint64":
 		return "an integer"
-	case "server.speechRequest", "server.inlineVoice":
+	case "server.speechRequest", "server.inlineVoice", "server.clipText":
 		return "a JSON object"
 	}
 	return "of type " + goType
@@ -177,7 +234,7 @@ func prefixParam(err error, prefix string) error {
 type validated struct {
 	input       string
 	voiceName   string
-	refAudio    []byte // decoded base64, inline voices only
+	refAudio    []byte // decoded base64 (in the body's buffer), inline voices only
 	format      encode.Format
 	sampleRate  int     // asked for; the format may encode higher
 	bitrate     int     // 0: the codec's default
@@ -251,7 +308,7 @@ func (r *speechRequest) validate(pol policy) (*validated, error) {
 		return nil, badRequest("voice", "missing_voice", "voice is required: a saved voice name or {\"ref_audio\": \"<base64 audio>\"}")
 	}
 	if r.Voice.Inline {
-		b, err := decodeBase64(r.Voice.RefAudio)
+		b, err := decodeBase64InPlace(r.Voice.RefAudio)
 		if err != nil {
 			return nil, badRequest("voice.ref_audio", "invalid_base64", "voice.ref_audio is not valid base64: %v", err)
 		}
@@ -350,26 +407,48 @@ func (r *speechRequest) validate(pol policy) (*validated, error) {
 	return v, nil
 }
 
-// decodeBase64 accepts standard or URL-safe base64, padded or not, with
-// optional whitespace and an optional data: URI prefix.
-func decodeBase64(s string) ([]byte, error) {
-	if strings.HasPrefix(s, "data:") {
-		i := strings.Index(s, ",")
-		if i < 0 || !strings.HasSuffix(s[:i], ";base64") {
+// decodeBase64 is decodeBase64InPlace on a copy of s.
+func decodeBase64(s string) ([]byte, error) { return decodeBase64InPlace([]byte(s)) }
+
+// decodeBase64InPlace accepts standard or URL-safe base64, padded or not, with
+// optional whitespace and an optional data: URI prefix. It decodes in place:
+// the result overwrites the front of b (the request body's buffer), so a
+// clip costs no memory beyond the body it came in.
+func decodeBase64InPlace(b []byte) ([]byte, error) {
+	if bytes.HasPrefix(b, []byte("data:")) {
+		i := bytes.IndexByte(b, ',')
+		if i < 0 || !bytes.HasSuffix(b[:i], []byte(";base64")) {
 			return nil, fmt.Errorf("data URI must be base64 (data:audio/...;base64,...)")
 		}
-		s = s[i+1:]
+		b = b[i+1:]
 	}
-	s = strings.Map(func(r rune) rune {
-		if r == ' ' || r == '\n' || r == '\r' || r == '\t' {
-			return -1
+	n := 0
+	for _, c := range b {
+		if c != ' ' && c != '\n' && c != '\r' && c != '\t' {
+			b[n] = c
+			n++
 		}
-		return r
-	}, s)
-	s = strings.TrimRight(s, "=")
+	}
+	b = bytes.TrimRight(b[:n], "=")
 	enc := base64.RawStdEncoding
-	if strings.ContainsAny(s, "-_") {
+	if bytes.ContainsAny(b, "-_") {
 		enc = base64.RawURLEncoding
 	}
-	return enc.DecodeString(s)
+	// Block by block through a small buffer: the output of a block (3/4 of
+	// its input) always ends before the next block's input starts.
+	const block = 4096 // a multiple of 4
+	var tmp [block / 4 * 3]byte
+	out := 0
+	for i := 0; i < len(b); i += block {
+		m, err := enc.Decode(tmp[:], b[i:min(i+block, len(b))])
+		if err != nil {
+			var ce base64.CorruptInputError
+			if errors.As(err, &ce) {
+				return nil, ce + base64.CorruptInputError(i)
+			}
+			return nil, err
+		}
+		out += copy(b[out:], tmp[:m])
+	}
+	return b[:out], nil
 }

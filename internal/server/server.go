@@ -56,6 +56,15 @@ type Config struct {
 	// DefaultVoice is the saved voice of requests that send no voice, or an
 	// OpenAI voice name without an alias.
 	DefaultVoice string
+	// BodyMemoryBytes bounds the request bodies read and held before
+	// admission (admit.go); 0: 128 MiB, at least Limits.MaxBodyBytes.
+	BodyMemoryBytes int64
+	// ClipDecodes bounds the inline clips decoded and held before the
+	// engine has encoded them; 0: 2.
+	ClipDecodes int
+	// BodyTimeout bounds the time to receive a request body once the
+	// handler reads it; 0: 60 s, negative: none.
+	BodyTimeout time.Duration
 	// PublicLists serves the model and voice lists without the API key
 	// (Open WebUI fetches them without one).
 	PublicLists bool
@@ -69,6 +78,8 @@ type Server struct {
 	metrics  *Metrics
 	mux      *http.ServeMux
 	draining atomic.Bool
+	// bodies and clips are the gates before admission (admit.go).
+	bodies, clips *budget
 	// lastReload throttles voice-store reloads (unix nanoseconds);
 	// voiceDirMtime is the voice directory's mtime at the last reload.
 	lastReload    atomic.Int64
@@ -95,10 +106,27 @@ func New(eng *engine.Engine, cfg Config, metrics *Metrics) *Server {
 	if cfg.IdleWriteTimeout <= 0 {
 		cfg.IdleWriteTimeout = 30 * time.Second
 	}
+	if cfg.BodyMemoryBytes <= 0 {
+		cfg.BodyMemoryBytes = max(128<<20, cfg.Limits.MaxBodyBytes)
+	}
+	if cfg.ClipDecodes <= 0 {
+		cfg.ClipDecodes = 2
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = 60 * time.Second
+	}
 	if metrics == nil {
 		metrics = NewMetrics()
 	}
 	s := &Server{cfg: cfg, eng: eng, log: cfg.Logger, metrics: metrics, mux: http.NewServeMux()}
+	s.bodies = newBudget(cfg.BodyMemoryBytes, func(used int64, waiting int) {
+		metrics.bodyMem.Set(float64(used))
+		metrics.bodyWaiting.Set(float64(waiting))
+	})
+	s.clips = newBudget(int64(cfg.ClipDecodes), func(used int64, waiting int) {
+		metrics.clipDecodes.Set(float64(used))
+		metrics.clipWaiting.Set(float64(waiting))
+	})
 	s.routes()
 	return s
 }
@@ -133,6 +161,7 @@ func (s *Server) routes() {
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
+		s.limitBodyTime(w, r)
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {

@@ -39,8 +39,38 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// Reserve the body's memory before reading it (admit.go); what was
+	// reserved is returned once the body's buffer is dropped.
+	limit := s.cfg.Limits.MaxBodyBytes
+	if r.ContentLength > limit {
+		writeError(w, tooLarge("", "request body is larger than the server's limit of %d bytes", limit))
+		return
+	}
+	need := r.ContentLength
+	if need < 0 {
+		need = limit
+	}
+	held, err := s.bodies.acquire(r.Context(), need)
+	if err != nil {
+		return // the client gave up waiting
+	}
+	releaseBody := func() { s.bodies.release(held); held = 0 }
+	defer func() { releaseBody() }()
+	rearmBody(r) // the body deadline counts from now, not from arrival
+	data, err := readBody(r.Body, r.ContentLength, limit)
+	if err != nil {
+		if ae, ok := err.(*apiError); ok {
+			if ae.Status == http.StatusRequestTimeout {
+				s.log.Info("request body cut", "reason", "not received within --body-timeout", "timeout", s.cfg.BodyTimeout.String())
+			}
+			writeError(w, err)
+		} else {
+			writeError(w, badRequest("", "invalid_body", "could not read the request body"))
+		}
+		return
+	}
 	var req speechRequest
-	ignored, err := decodeObject(http.MaxBytesReader(w, r.Body, s.cfg.Limits.MaxBodyBytes), &req, speechFields, s.cfg.StrictParams)
+	ignored, err := decodeObject(data, &req, speechFields, s.cfg.StrictParams)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -52,18 +82,34 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Ignored-Parameters", strings.Join(ignored, ", "))
 		s.log.Debug("ignored request parameters", "params", ignored)
 	}
+	clipHeld := int64(0)
+	defer func() { s.clips.release(clipHeld) }()
+	if req.Voice != nil && req.Voice.Inline {
+		// Parsing and resampling expand the clip: at most --clip-decodes
+		// requests hold a decoded one, until the engine has encoded it.
+		if clipHeld, err = s.clips.acquire(r.Context(), 1); err != nil {
+			return
+		}
+	}
 	v, err := req.validate(policy{Limits: s.cfg.Limits, modelOK: s.modelOK, format: s.cfg.DefaultFormat, sampleRate: s.cfg.SampleRate, defaultVoice: s.cfg.DefaultVoice, modelRate: s.eng.Family().Info().SampleRate})
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	ereq, err := s.engineRequest(v)
+	// The clip's bytes live in the body's buffer: drop every reference to
+	// it so the memory can be collected while the request waits for a slot.
+	data, req.Voice, v.refAudio = nil, nil, nil
+	releaseBody()
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	// Everything above ran before taking a slot; Submit waits for one.
 	st, err := s.eng.Submit(r.Context(), ereq)
+	ereq.RefPCM = nil // encoded by now (or never will be)
+	s.clips.release(clipHeld)
+	clipHeld = 0
 	if err != nil {
 		if !clientGone(err) {
 			writeError(w, s.engineError(err))
