@@ -196,7 +196,7 @@ func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*
 			return nil, err
 		}
 	}
-	job, err := e.fam.Prepare(voice, prefix, req.Text, req.Params)
+	job, err := e.fam.Prepare(ctx, voice, prefix, req.Text, req.Params)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -17,6 +18,13 @@ import (
 // rounding down); attention never looks at keys at or past the valid length,
 // padded query rows are zeroed, and the quantizer masks rows past it.
 func (m *Model) Encode(pcm []float32) ([][]int, error) {
+	return m.EncodeContext(context.Background(), pcm)
+}
+
+// EncodeContext is Encode that returns ctx's error once ctx is done,
+// checked between the encoder's stages: a long clip takes a while to
+// encode, and a request whose client left should not hold its slot.
+func (m *Model) EncodeContext(ctx context.Context, pcm []float32) ([][]int, error) {
 	c := m.cfg
 	if len(pcm)%c.Channels != 0 {
 		return nil, fmt.Errorf("codec: encode: %d samples are not a whole number of %d-channel sample frames", len(pcm), c.Channels)
@@ -63,6 +71,9 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 
 	// x is b.x; each stage writes b.y, then the two swap.
 	for _, s := range m.enc {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if s.patch > 0 {
 			b.y = resize(b.y, len(x))
 			patchDown(b.y, x, rows, width, s.patch)

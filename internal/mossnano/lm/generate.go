@@ -133,6 +133,13 @@ func cloneFrames(f [][]int) [][]int {
 // clip's codes [frames][≥n_vq]; prefix, if not nil, must have been computed
 // from the same ref and saves its prefill.
 func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Params) (*Generation, error) {
+	return m.NewGenerationContext(context.Background(), ref, prefix, input, p)
+}
+
+// NewGenerationContext is NewGeneration that returns ctx's error once ctx
+// is done: splitting a long input takes time, and a request whose client
+// left should not finish it.
+func (m *Model) NewGenerationContext(ctx context.Context, ref [][]int, prefix *Prefix, input string, p Params) (*Generation, error) {
 	if err := p.Validate(); err != nil {
 		return nil, &InputError{Msg: err.Error()}
 	}
@@ -144,8 +151,11 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 	} else if err := m.checkRef(ref); err != nil {
 		return nil, err
 	}
-	chunks, err := text.Split(m.Tok, input, p.MaxTextTokens)
+	chunks, err := text.SplitContext(ctx, m.Tok, input, p.MaxTextTokens)
 	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
 		return nil, &InputError{Msg: err.Error()}
 	}
 	if len(chunks) == 0 {

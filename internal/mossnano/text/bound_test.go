@@ -104,7 +104,7 @@ func TestSplitEquivalence(t *testing.T) {
 		"Ａ", "１２３", "ﬁ", "½", "Ⅻ", "ǅ", "ß", "123", "4.5", "\x01", "\ufffd", "\U0010fffd",
 	}
 	rng := rand.New(rand.NewPCG(21, 3))
-	n := 800
+	n := 300
 	if os.Getenv("NANOVOX_LONG_TESTS") != "" {
 		n = 5000
 	}

@@ -1,0 +1,95 @@
+package mossnano
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nanovox/nanovox/internal/engine"
+)
+
+// countdownCtx is a context that becomes canceled at its n-th Err call:
+// the client leaves in the middle of the work, at a point the test picks,
+// without timing.
+type countdownCtx struct {
+	context.Context // never done; only for Value
+	mu              sync.Mutex
+	n, calls        int
+	done            chan struct{}
+}
+
+func newCountdown(n int) *countdownCtx {
+	return &countdownCtx{Context: context.Background(), n: n, done: make(chan struct{})}
+}
+
+func (c *countdownCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (c *countdownCtx) Done() <-chan struct{}       { return c.done }
+
+func (c *countdownCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	if c.calls == c.n {
+		close(c.done)
+	}
+	if c.calls >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestPrepareCanceledMidway: Prepare of a pathological text checks its
+// context all along (normalizing, splitting, building chunks) and returns
+// context.Canceled as soon as the context is done, at whichever check.
+func TestPrepareCanceledMidway(t *testing.T) {
+	f, err := Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", Options{KeepBF16: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := [][]int{make([]int, f.LM.Config.NVQ)}
+	text := strings.Repeat("😀", 4096)
+	p := f.DefaultParams()
+
+	// How many checks a whole Prepare makes.
+	all := newCountdown(1 << 30)
+	if _, err := f.Prepare(all, &engine.Voice{Codes: ref}, nil, text, p); err != nil {
+		t.Fatal(err)
+	}
+	if all.calls < 100 {
+		t.Fatalf("Prepare of 4,096 emoji checked its context %d times, want many (every budget piece)", all.calls)
+	}
+	for _, n := range []int{1, 2, all.calls / 2, all.calls - 1} {
+		ctx := newCountdown(n)
+		_, err := f.Prepare(ctx, &engine.Voice{Codes: ref}, nil, text, p)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("canceled at check %d: %v, want context.Canceled", n, err)
+		}
+		if engine.IsInputError(err) {
+			t.Errorf("canceled at check %d: an input error (%v)", n, err)
+		}
+		if ctx.calls != n {
+			t.Errorf("canceled at check %d: went on to check %d", n, ctx.calls)
+		}
+	}
+}
+
+// TestEncodeReferenceCanceled: encoding stops between encoder stages.
+func TestEncodeReferenceCanceled(t *testing.T) {
+	f, err := Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", Options{KeepBF16: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pcm := make([]float32, 8*f.Codec.SamplesPerFrame()*f.Codec.Channels())
+	for _, n := range []int{1, 2, 3} {
+		ctx := newCountdown(n)
+		if _, err := f.EncodeReference(ctx, pcm); !errors.Is(err, context.Canceled) {
+			t.Errorf("canceled at check %d: %v, want context.Canceled", n, err)
+		}
+		if ctx.calls != n {
+			t.Errorf("canceled at check %d: went on to check %d", n, ctx.calls)
+		}
+	}
+}
