@@ -128,8 +128,9 @@ type Family interface {
 	// Info().SampleRate with Info().Channels channels) into a Voice. It
 	// returns ctx's error, between stages of the encoder, once ctx is done.
 	EncodeReference(ctx context.Context, pcm []float32) (*Voice, error)
-	// NewPrefix precomputes the prompt prefix of a voice.
-	NewPrefix(v *Voice) (Prefix, error)
+	// NewPrefix precomputes the prompt prefix of a voice. It returns ctx's
+	// error, between layers of the prefill, once ctx is done.
+	NewPrefix(ctx context.Context, v *Voice) (Prefix, error)
 	// Prepare validates a request and returns its job; prefix may be nil.
 	// Preparing can take long for a long text (normalizing and splitting
 	// it): Prepare checks ctx in its long loops and returns ctx's error

@@ -209,7 +209,7 @@ func BenchmarkFrameParts(b *testing.B) {
 				}
 			}
 			v := &engine.Voice{Codes: ref, Key: "bench"}
-			pre, err := f.NewPrefix(v)
+			pre, err := f.NewPrefix(context.Background(), v)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -76,19 +76,59 @@ func TestPrepareCanceledMidway(t *testing.T) {
 	}
 }
 
-// TestEncodeReferenceCanceled: encoding stops between encoder stages.
+// TestEncodeReferenceCanceled: encoding stops between encoder stages and
+// between the layers of a stage.
 func TestEncodeReferenceCanceled(t *testing.T) {
 	f, err := Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", Options{KeepBF16: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pcm := make([]float32, 8*f.Codec.SamplesPerFrame()*f.Codec.Channels())
-	for _, n := range []int{1, 2, 3} {
+	all := newCountdown(1 << 30)
+	if _, err := f.EncodeReference(all, pcm); err != nil {
+		t.Fatal(err)
+	}
+	for n := 1; n < all.calls; n++ {
 		ctx := newCountdown(n)
 		if _, err := f.EncodeReference(ctx, pcm); !errors.Is(err, context.Canceled) {
 			t.Errorf("canceled at check %d: %v, want context.Canceled", n, err)
 		}
-		if ctx.calls != n {
+		// One more check may follow the one that found it done: the
+		// encoder's, after a stage stopped.
+		if ctx.calls > n+1 {
+			t.Errorf("canceled at check %d: went on to check %d", n, ctx.calls)
+		}
+	}
+}
+
+// TestNewPrefixCanceled: the prefill of a long reference checks its
+// context between the transformer's layers and stops at the first check
+// that finds it done.
+func TestNewPrefixCanceled(t *testing.T) {
+	f, err := Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", Options{KeepBF16: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := make([][]int, 200)
+	for i := range ref {
+		ref[i] = make([]int, f.LM.Config.NVQ)
+	}
+	v := &engine.Voice{Codes: ref}
+	all := newCountdown(1 << 30)
+	if _, err := f.NewPrefix(all, v); err != nil {
+		t.Fatal(err)
+	}
+	if all.calls < f.LM.Config.GPT2.NLayer {
+		t.Fatalf("the prefill checked its context %d times, want at least once per layer (%d)", all.calls, f.LM.Config.GPT2.NLayer)
+	}
+	for n := 1; n < all.calls; n++ {
+		ctx := newCountdown(n)
+		if _, err := f.NewPrefix(ctx, v); !errors.Is(err, context.Canceled) {
+			t.Errorf("canceled at check %d: %v, want context.Canceled", n, err)
+		}
+		// One more check may follow the one that found it done: the
+		// caller's, after the pass stopped.
+		if ctx.calls > n+1 {
 			t.Errorf("canceled at check %d: went on to check %d", n, ctx.calls)
 		}
 	}

@@ -145,8 +145,11 @@ func (f *Family) EncodeReference(ctx context.Context, pcm []float32) (*engine.Vo
 }
 
 // NewPrefix implements engine.Family.
-func (f *Family) NewPrefix(v *engine.Voice) (engine.Prefix, error) {
-	p, err := f.LM.NewPrefix(v.Codes)
+func (f *Family) NewPrefix(ctx context.Context, v *engine.Voice) (engine.Prefix, error) {
+	p, err := f.LM.NewPrefixContext(ctx, v.Codes)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, mapErr(err)
 	}

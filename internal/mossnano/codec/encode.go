@@ -51,6 +51,8 @@ func (m *Model) EncodeContext(ctx context.Context, pcm []float32) ([][]int, erro
 		b = new(passBufs)
 	}
 	defer m.encBufs.Put(b)
+	b.w.ctx = ctx
+	defer func() { b.w.ctx = nil }()
 	b.x = resize(b.x, padded*c.Channels)
 	x := b.x
 	clear(x[copy(x, pcm):])
@@ -87,6 +89,9 @@ func (m *Model) EncodeContext(ctx context.Context, pcm []float32) ([][]int, erro
 		t.forward(b.y, x, rows, whole, &b.w, nil, length)
 		b.x, b.y = b.y, b.x
 		x, width = b.x, t.outDim
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // a stage stopped early
 	}
 	if length != frames {
 		// Guaranteed by the config's patch product check.
