@@ -133,3 +133,29 @@ func TestNewPrefixCanceled(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPreparePathological times Prepare (normalizing and splitting)
+// of inputs at the server's default limit of 4,096 characters that
+// defeat the splitter's punctuation steps (issue 21).
+func BenchmarkPreparePathological(b *testing.B) {
+	f, err := Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", Options{KeepBF16: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ref := [][]int{make([]int, f.LM.Config.NVQ)}
+	texts := map[string]string{
+		"emoji":  strings.Repeat("😀", 4096),
+		"words":  strings.Repeat("lorem ipsum ", 4096/12),
+		"digits": strings.Repeat("1234567 ", 4096/8),
+	}
+	for name, text := range texts {
+		b.Run(name, func(b *testing.B) {
+			p := f.DefaultParams()
+			for b.Loop() {
+				if _, err := f.Prepare(context.Background(), &engine.Voice{Codes: ref}, nil, text, p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
