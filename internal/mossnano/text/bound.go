@@ -124,7 +124,7 @@ type bounder struct {
 	vi     *vocabInfo
 	v      vocab
 	ident  map[rune]bool    // Normalize(c) is c
-	gone   map[rune]bool    // Normalize(c) is empty
+	sep    map[rune]bool    // c separates words
 	pairs  map[[2]rune]bool // c's neighbour leaves c alone
 	prefix []float64        // prefix[i] is the weight of clause[:i]
 }
@@ -134,7 +134,7 @@ func newBounder(tok Tokenizer) *bounder {
 	if vi == nil || !vi.byteFallback {
 		return nil
 	}
-	return &bounder{vi: vi, v: tok.(vocab), ident: make(map[rune]bool), gone: make(map[rune]bool), pairs: make(map[[2]rune]bool)}
+	return &bounder{vi: vi, v: tok.(vocab), ident: make(map[rune]bool), sep: make(map[rune]bool), pairs: make(map[[2]rune]bool)}
 }
 
 // reset computes the prefix weights of a new clause.
@@ -147,8 +147,7 @@ func (b *bounder) reset(clause []rune) {
 		if w > 0 && b.vi.wordBound {
 			// A token lies within one word, which normalizes to the dummy
 			// prefix and the word's characters when they all stay as they
-			// are and the characters around it become nothing on their
-			// own (spaces).
+			// are and the characters around it separate words.
 			if i >= word {
 				word, wordLen = b.word(clause, i)
 			}
@@ -172,7 +171,7 @@ func (b *bounder) word(clause []rune, i int) (end, n int) {
 	for end < len(clause) && !isSpace(clause[end]) {
 		end++
 	}
-	if start > 0 && !b.vanishes(clause[start-1]) || end < len(clause) && !b.vanishes(clause[end]) {
+	if start > 0 && !b.separates(clause[start-1]) || end < len(clause) && !b.separates(clause[end]) {
 		return end, 0
 	}
 	for j := start; j < end; j++ {
@@ -183,12 +182,15 @@ func (b *bounder) word(clause []rune, i int) (end, n int) {
 	return end, end - start + utf8.RuneCountInString(b.vi.dummy)
 }
 
-// vanishes reports whether c normalizes to nothing on its own (a space).
-func (b *bounder) vanishes(c rune) bool {
-	ok, seen := b.gone[c]
+// separates reports whether c separates words: between two letters it
+// becomes the dummy prefix of the second (a space does; a character the
+// normalizer deletes does not, and would join the words).
+func (b *bounder) separates(c rune) bool {
+	ok, seen := b.sep[c]
 	if !seen {
-		ok = b.v.Normalize(string(c)) == ""
-		b.gone[c] = ok
+		d := b.vi.dummy
+		ok = b.v.Normalize("a"+string(c)+"a") == d+"a"+d+"a"
+		b.sep[c] = ok
 	}
 	return ok
 }

@@ -101,7 +101,7 @@ func TestSplitEquivalence(t *testing.T) {
 		",", ".", "!", "?", ";", ":", "，", "。", "、", "！", "）", "\"", "'", "”",
 		"我们", "公园", "散步", "天气", "こんにちは", "カタカナ", "한국어",
 		"😀", "👍🏽", "🇫🇷", "\u200b", "\u200d", "e\u0301", "\u1100\u1161\u11a8", "ﾊﾟ",
-		"Ａ", "１２３", "ﬁ", "½", "Ⅻ", "ǅ", "ß", "123", "4.5", "\x01", "\ufffd", "\U0010fffd",
+		"Ａ", "１２３", "ﬁ", "½", "Ⅻ", "ǅ", "ß", "123", "4.5", "\x01", "\ufffd", "\U0010fffd", "\x1c", "\x1f", "\u0085", "\u2028", "\u2029", "\v", "\f",
 	}
 	rng := rand.New(rand.NewPCG(21, 3))
 	n := 300
@@ -155,6 +155,9 @@ func TestBoundSound(t *testing.T) {
 		"Supercalifragilisticexpialidocious antidisestablishmentarianism",
 		"我们一起去公园散步吧今天天气很好",
 		"e\u0301e\u0301 Ａ１ ﬁ½ ﾊﾟ \u1100\u1161\u11a8 \u200b\u200d a\tb\u3000c",
+		"word\x1cjoined\x1fby\u0085controls\u2028and\u00a0others",
+		// Controls the normalizer deletes join words: "▁the", "▁quick".
+		"t\x1ch\x1ce q\vu\x1fi\x1cc\x1ck",
 		"\U0010fffd\U0010fffd x 👍🏽🇫🇷",
 	}
 	for _, text := range texts {
