@@ -24,16 +24,22 @@ import (
 //
 // Why it holds: with byte fallback every token is either a vocabulary
 // piece, covering a span of the normalized text no longer than the piece,
-// or one byte of one character. A character c that normalizes to itself
-// (alone and next to each neighbour) is one character of the normalized
-// text. If c occurs in some pieces, the token covering it has at most
-// maxRunes(c) characters, the longest such piece's length, so giving c the
-// weight 1/maxRunes(c) gives each token's characters at most 1 in total; if
-// c occurs in no piece it is always unknown and becomes len(UTF-8(c)) byte
-// tokens, its weight. Everything else (spaces, characters the normalizer
-// changes) weighs 0. The count is at least the sum of the weights. The
-// argument assumes normalizer rules span at most two characters, as the
-// NFKC charsmaps do.
+// or one byte of one character. A character c whose normalized image
+// (alone, and unchanged next to each neighbour) is the string s adds the
+// characters of s to the normalized text. A character r of s that occurs
+// in some pieces lies in a token of at most maxRunes(r) characters, the
+// longest such piece, so giving r the weight 1/maxRunes(r) gives each
+// token's characters at most 1 in total; r in no piece is always unknown
+// and becomes len(UTF-8(r)) byte tokens, its weight. When no piece has the
+// dummy prefix ("▁") after its start, a token also lies within one word,
+// so a word of n normalized characters gives each at least 1/n. Spaces,
+// characters the normalizer deletes or that may compose with a neighbour
+// (combining marks, Hangul jamo, and their neighbours) weigh 0. The count
+// is at least the sum of the weights. The argument assumes normalizer
+// rules span at most two characters, as NFKC's do apart from composition.
+//
+// Runs of weightless characters (a long run of combining marks or jamo)
+// still cost O(n²), bounded by the input limit.
 
 // vocab is what the bound needs of a tokenizer beyond Encode.
 type vocab interface {
@@ -123,7 +129,7 @@ func newVocabInfo(tok Tokenizer, v vocab) *vocabInfo {
 type bounder struct {
 	vi     *vocabInfo
 	v      vocab
-	ident  map[rune]bool    // Normalize(c) is c
+	images map[rune]string  // image(c)
 	sep    map[rune]bool    // c separates words
 	pairs  map[[2]rune]bool // c's neighbour leaves c alone
 	prefix []float64        // prefix[i] is the weight of clause[:i]
@@ -131,10 +137,10 @@ type bounder struct {
 
 func newBounder(tok Tokenizer) *bounder {
 	vi := loadVocabInfo(tok)
-	if vi == nil || !vi.byteFallback {
+	if vi == nil || !vi.byteFallback || vi.dummy == "" {
 		return nil
 	}
-	return &bounder{vi: vi, v: tok.(vocab), ident: make(map[rune]bool), sep: make(map[rune]bool), pairs: make(map[[2]rune]bool)}
+	return &bounder{vi: vi, v: tok.(vocab), images: make(map[rune]string), sep: make(map[rune]bool), pairs: make(map[[2]rune]bool)}
 }
 
 // reset computes the prefix weights of a new clause.
@@ -152,7 +158,7 @@ func (b *bounder) reset(clause []rune) {
 				word, wordLen = b.word(clause, i)
 			}
 			if wordLen > 0 {
-				w = max(w, 1/float64(wordLen))
+				w = max(w, float64(utf8.RuneCountInString(b.image(c)))/float64(wordLen))
 			}
 		}
 		sum += w
@@ -174,12 +180,14 @@ func (b *bounder) word(clause []rune, i int) (end, n int) {
 	if start > 0 && !b.separates(clause[start-1]) || end < len(clause) && !b.separates(clause[end]) {
 		return end, 0
 	}
+	n = utf8.RuneCountInString(b.vi.dummy)
 	for j := start; j < end; j++ {
 		if b.weight(clause, j, clause[j]) == 0 {
 			return end, 0
 		}
+		n += utf8.RuneCountInString(b.image(clause[j]))
 	}
-	return end, end - start + utf8.RuneCountInString(b.vi.dummy)
+	return end, n
 }
 
 // separates reports whether c separates words: between two letters it
@@ -196,7 +204,11 @@ func (b *bounder) separates(c rune) bool {
 }
 
 func (b *bounder) weight(clause []rune, i int, c rune) float64 {
-	if isSpace(c) || joins(c) || !b.identity(c) {
+	if isSpace(c) || joins(c) {
+		return 0
+	}
+	img := b.image(c)
+	if img == "" {
 		return 0
 	}
 	// Canonical composition can join three characters (Hangul L V T)
@@ -210,24 +222,38 @@ func (b *bounder) weight(clause []rune, i int, c rune) float64 {
 	if i+1 < len(clause) && !b.pair(c, clause[i+1], true) {
 		return 0
 	}
-	if n := b.vi.maxRunes[c]; n > 0 {
-		return 1 / float64(n)
+	w := 0.0
+	for _, r := range img {
+		if n := b.vi.maxRunes[r]; n > 0 {
+			w += 1 / float64(n)
+		} else {
+			w += float64(utf8.RuneLen(r))
+		}
 	}
-	return float64(utf8.RuneLen(c))
+	return w
 }
 
-func (b *bounder) identity(c rune) bool {
-	ok, seen := b.ident[c]
+// image returns what c normalizes to on its own without the dummy prefix
+// ("A" for "Ａ", "c" for "c"), or "" if that is empty or holds a space.
+func (b *bounder) image(c rune) string {
+	img, seen := b.images[c]
 	if !seen {
-		ok = b.v.Normalize(string(c)) == b.vi.dummy+string(c)
-		b.ident[c] = ok
+		n := b.v.Normalize(string(c))
+		if strings.HasPrefix(n, b.vi.dummy) {
+			img = n[len(b.vi.dummy):]
+		}
+		if strings.Contains(img, b.vi.dummy) || strings.ContainsRune(img, ' ') {
+			img = ""
+		}
+		b.images[c] = img
 	}
-	return ok
+	return img
 }
 
-// pair reports whether a character survives normalization next to its
-// neighbour: for (prev, c), cFirst false, the normalized pair ends in c;
-// for (c, next), cFirst true, it starts with the dummy prefix and c.
+// pair reports whether a character keeps its image next to its
+// neighbour: for (prev, c), cFirst false, the normalized pair ends in c's
+// image; for (c, next), cFirst true, it starts with the dummy prefix and
+// c's image.
 func (b *bounder) pair(x, y rune, cFirst bool) bool {
 	key := [2]rune{x, y}
 	if cFirst {
@@ -238,9 +264,9 @@ func (b *bounder) pair(x, y rune, cFirst bool) bool {
 	if !seen {
 		n := b.v.Normalize(string(x) + string(y))
 		if cFirst {
-			ok = strings.HasPrefix(n, b.vi.dummy+string(x))
+			ok = strings.HasPrefix(n, b.vi.dummy+b.image(x))
 		} else {
-			ok = strings.HasSuffix(n, string(y))
+			ok = strings.HasSuffix(n, b.image(y))
 		}
 		b.pairs[key] = ok
 	}

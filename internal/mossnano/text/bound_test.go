@@ -48,6 +48,7 @@ func TestSplitWorkLinear(t *testing.T) {
 		"letters":      func(n int) string { return strings.Repeat("abcdefghij", n/10) },
 		"chinese":      func(n int) string { return strings.Repeat("我们一起去公园散步吧", n/10) },
 		"mixed spaces": func(n int) string { return strings.Repeat("a\t\u3000b ", n/5) },
+		"fullwidth":    func(n int) string { return strings.Repeat("Ａｂ１ ﬁ½ ", n/8) },
 	}
 	for name, gen := range inputs {
 		t.Run(name, func(t *testing.T) {
@@ -156,6 +157,7 @@ func TestBoundSound(t *testing.T) {
 		"我们一起去公园散步吧今天天气很好",
 		"e\u0301e\u0301 Ａ１ ﬁ½ ﾊﾟ \u1100\u1161\u11a8 \u200b\u200d a\tb\u3000c",
 		"word\x1cjoined\x1fby\u0085controls\u2028and\u00a0others",
+		"ＡＢＣ ｄｅｆ ﬁﬂ ½⅓ ㈱ ﾃｽﾄ Ⅻ ｶﾞ ℡ ⑩",
 		// Controls the normalizer deletes join words: "▁the", "▁quick".
 		"t\x1ch\x1ce q\vu\x1fi\x1cc\x1ck",
 		"\U0010fffd\U0010fffd x 👍🏽🇫🇷",
