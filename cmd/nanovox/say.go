@@ -309,7 +309,7 @@ func runSay(ctx context.Context, cmd *cobra.Command, o *sayOptions) error {
 			fmt.Fprintf(log, "seed %d\n", p.Seed)
 		}
 	}
-	job, err := fam.Prepare(voice, nil, text, p)
+	job, err := fam.Prepare(ctx, voice, nil, text, p)
 	if err != nil {
 		return err
 	}

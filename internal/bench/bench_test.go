@@ -72,9 +72,9 @@ type prefixCounter struct {
 	n atomic.Int32
 }
 
-func (f *prefixCounter) NewPrefix(v *engine.Voice) (engine.Prefix, error) {
+func (f *prefixCounter) NewPrefix(ctx context.Context, v *engine.Voice) (engine.Prefix, error) {
 	f.n.Add(1)
-	return f.Family.NewPrefix(v)
+	return f.Family.NewPrefix(ctx, v)
 }
 
 // TestRunDistinct: with "distinct" voices every concurrent stream speaks

@@ -2,8 +2,14 @@ package engine
 
 import (
 	"container/list"
+	"context"
+	"errors"
 	"sync"
 )
+
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
 
 // prefixCache keeps voice prompt prefixes, least recently used first out,
 // within a byte budget. Concurrent requests for the same missing key compute
@@ -48,22 +54,44 @@ func (c *prefixCache) enabled() bool { return c.budget > 0 }
 // get returns the cached prefix of key or computes it with compute.
 // slow, if not nil, wraps the blocking parts (computing the prefix or
 // waiting for another caller's computation); a hit never calls it.
-func (c *prefixCache) get(key string, compute func() (Prefix, error), slow func(func())) (Prefix, error) {
+//
+// The first caller computes with its own ctx; the others wait for it,
+// each until its own ctx is done. If the computing caller's ctx ends the
+// computation (its client left), a waiter whose ctx is not done starts
+// over, so one request leaving never fails another.
+func (c *prefixCache) get(ctx context.Context, key string, compute func(context.Context) (Prefix, error), slow func(func())) (Prefix, error) {
 	if slow == nil {
 		slow = func(f func()) { f() }
 	}
-	c.mu.Lock()
-	if el, ok := c.entries[key]; ok {
-		c.order.MoveToFront(el)
-		c.hits++
-		p := el.Value.(*prefixEntry).prefix
-		c.mu.Unlock()
-		return p, nil
-	}
-	if f, ok := c.inflight[key]; ok {
+	for {
+		c.mu.Lock()
+		if el, ok := c.entries[key]; ok {
+			c.order.MoveToFront(el)
+			c.hits++
+			p := el.Value.(*prefixEntry).prefix
+			c.mu.Unlock()
+			return p, nil
+		}
+		f, ok := c.inflight[key]
+		if !ok {
+			break // c.mu held: compute it
+		}
 		c.hits++ // computed once, by the first requester
 		c.mu.Unlock()
-		slow(func() { <-f.done })
+		finished := false
+		slow(func() {
+			select {
+			case <-f.done:
+				finished = true
+			case <-ctx.Done():
+			}
+		})
+		if !finished {
+			return nil, ctx.Err()
+		}
+		if isContextErr(f.err) && ctx.Err() == nil {
+			continue
+		}
 		return f.prefix, f.err
 	}
 	c.misses++
@@ -72,7 +100,7 @@ func (c *prefixCache) get(key string, compute func() (Prefix, error), slow func(
 	gen := c.gen[key]
 	c.mu.Unlock()
 
-	slow(func() { f.prefix, f.err = compute() })
+	slow(func() { f.prefix, f.err = compute(ctx) })
 
 	c.mu.Lock()
 	delete(c.inflight, key)

@@ -208,12 +208,12 @@ func (e *Engine) start(ctx context.Context, req Request, submitted time.Time) (*
 	var prefix Prefix
 	if voice.Key != "" && e.prefixes.enabled() {
 		var err error
-		prefix, err = e.prefixes.get(voice.Key, func() (Prefix, error) { return e.fam.NewPrefix(voice) }, e.outside)
+		prefix, err = e.prefixes.get(ctx, voice.Key, func(ctx context.Context) (Prefix, error) { return e.fam.NewPrefix(ctx, voice) }, e.outside)
 		if err != nil {
 			return nil, err
 		}
 	}
-	job, err := e.fam.Prepare(voice, prefix, req.Text, req.Params)
+	job, err := e.fam.Prepare(ctx, voice, prefix, req.Text, req.Params)
 	if err != nil {
 		return nil, err
 	}

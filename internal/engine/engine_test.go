@@ -68,7 +68,7 @@ func alone(t *testing.T, f engine.Family, text string, p engine.Params) []float3
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := f.Prepare(v, nil, text, p)
+	j, err := f.Prepare(context.Background(), v, nil, text, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -414,12 +414,12 @@ type slowPrepare struct {
 	delay   time.Duration
 }
 
-func (f slowPrepare) Prepare(v *engine.Voice, p engine.Prefix, text string, params engine.Params) (engine.Job, error) {
+func (f slowPrepare) Prepare(ctx context.Context, v *engine.Voice, p engine.Prefix, text string, params engine.Params) (engine.Job, error) {
 	if strings.HasPrefix(text, "slow") {
 		close(f.entered)
 		time.Sleep(f.delay)
 	}
-	return f.Family.Prepare(v, p, text, params)
+	return f.Family.Prepare(ctx, v, p, text, params)
 }
 
 type stepSizes struct {
@@ -590,4 +590,46 @@ func TestIdleRelease(t *testing.T) {
 			t.Fatalf("round %d: released %d times and freed OS memory %d times while idle, want %d", round, n, fr, round)
 		}
 	}
+}
+
+// cancelInPrepare cancels the request's context once Prepare has begun
+// (the client leaves right after submitting) and records what the
+// family's Prepare returned.
+type cancelInPrepare struct {
+	*mossnano.Family
+	cancel context.CancelFunc
+	err    chan error
+}
+
+func (f cancelInPrepare) Prepare(ctx context.Context, v *engine.Voice, p engine.Prefix, text string, params engine.Params) (engine.Job, error) {
+	f.cancel()
+	j, err := f.Family.Prepare(ctx, v, p, text, params)
+	f.err <- err
+	return j, err
+}
+
+// TestCancelDuringPrepareFreesSlot: a pathological text (4,096 emoji,
+// normalized and split) whose client leaves during Prepare makes Prepare
+// return context.Canceled, and the only slot is free for the next request.
+func TestCancelDuringPrepareFreesSlot(t *testing.T) {
+	f := family(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cf := cancelInPrepare{Family: f, cancel: cancel, err: make(chan error, 2)}
+	e := engine.New(cf, engine.Config{MaxStreams: 1, Queue: 0})
+	defer e.Close(context.Background())
+	_, err := e.Submit(ctx, engine.Request{Text: strings.Repeat("😀", 4096), RefPCM: refPCM, Params: params(f, 1, 0)})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("submit: %v, want context.Canceled", err)
+	}
+	if err := <-cf.err; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Prepare returned %v, want context.Canceled", err)
+	}
+	// The slot is free: with one slot and no queue, ErrBusy would say not.
+	cf.cancel = func() {}
+	s, err := e.Submit(context.Background(), engine.Request{Text: "Next.", RefPCM: refPCM, Params: params(f, 1, 2)})
+	if err != nil {
+		t.Fatalf("submit after cancel: %v", err)
+	}
+	drain(t, s)
+	s.Close()
 }

@@ -41,9 +41,11 @@ func (f *fakeFamily) EncodeReference(ctx context.Context, pcm []float32) (*engin
 	return &engine.Voice{Codes: [][]int{{len(pcm)}}}, nil
 }
 
-func (f *fakeFamily) NewPrefix(v *engine.Voice) (engine.Prefix, error) { return nil, nil }
+func (f *fakeFamily) NewPrefix(ctx context.Context, v *engine.Voice) (engine.Prefix, error) {
+	return nil, nil
+}
 
-func (f *fakeFamily) Prepare(v *engine.Voice, prefix engine.Prefix, text string, p engine.Params) (engine.Job, error) {
+func (f *fakeFamily) Prepare(ctx context.Context, v *engine.Voice, prefix engine.Prefix, text string, p engine.Params) (engine.Job, error) {
 	if text == "" {
 		return nil, &engine.InputError{Msg: "empty text"}
 	}

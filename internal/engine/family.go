@@ -125,12 +125,18 @@ type Family interface {
 	Info() Info
 	DefaultParams() Params
 	// EncodeReference turns a reference clip (channel-interleaved, at
-	// Info().SampleRate with Info().Channels channels) into a Voice.
+	// Info().SampleRate with Info().Channels channels) into a Voice. It
+	// returns ctx's error, between stages of the encoder, once ctx is done.
 	EncodeReference(ctx context.Context, pcm []float32) (*Voice, error)
-	// NewPrefix precomputes the prompt prefix of a voice.
-	NewPrefix(v *Voice) (Prefix, error)
+	// NewPrefix precomputes the prompt prefix of a voice. It returns ctx's
+	// error, between layers of the prefill, once ctx is done.
+	NewPrefix(ctx context.Context, v *Voice) (Prefix, error)
 	// Prepare validates a request and returns its job; prefix may be nil.
-	Prepare(v *Voice, prefix Prefix, text string, p Params) (Job, error)
+	// Preparing can take long for a long text (normalizing and splitting
+	// it): Prepare checks ctx in its long loops and returns ctx's error
+	// once ctx is done, so that a request whose client left frees its
+	// slot at once.
+	Prepare(ctx context.Context, v *Voice, prefix Prefix, text string, p Params) (Job, error)
 	NewStepper() Stepper
 	Close() error
 }

@@ -63,7 +63,7 @@ func newJobs(b *testing.B, f *Family, n int) []engine.Job {
 	var jobs []engine.Job
 	for i := range n {
 		p.Seed = uint64(i)
-		j, err := f.Prepare(&engine.Voice{Codes: ref}, nil, "A benchmark sentence of ordinary length for one chunk.", p)
+		j, err := f.Prepare(context.Background(), &engine.Voice{Codes: ref}, nil, "A benchmark sentence of ordinary length for one chunk.", p)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -209,7 +209,7 @@ func BenchmarkFrameParts(b *testing.B) {
 				}
 			}
 			v := &engine.Voice{Codes: ref, Key: "bench"}
-			pre, err := f.NewPrefix(v)
+			pre, err := f.NewPrefix(context.Background(), v)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -222,7 +222,7 @@ func BenchmarkFrameParts(b *testing.B) {
 				b.StopTimer()
 				for i := range gens {
 					p.Seed = uint64(i)
-					j, err := f.Prepare(v, pre, "This benchmark sentence is long enough to make one natural chunk of speech for nanovox.", p)
+					j, err := f.Prepare(context.Background(), v, pre, "This benchmark sentence is long enough to make one natural chunk of speech for nanovox.", p)
 					if err != nil {
 						b.Fatal(err)
 					}

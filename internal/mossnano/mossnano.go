@@ -127,7 +127,10 @@ func (f *Family) EncodeReference(ctx context.Context, pcm []float32) (*engine.Vo
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	codes, err := f.Codec.Encode(pcm)
+	codes, err := f.Codec.EncodeContext(ctx, pcm)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, &engine.InputError{Msg: "ref_audio: " + err.Error()}
 	}
@@ -142,8 +145,11 @@ func (f *Family) EncodeReference(ctx context.Context, pcm []float32) (*engine.Vo
 }
 
 // NewPrefix implements engine.Family.
-func (f *Family) NewPrefix(v *engine.Voice) (engine.Prefix, error) {
-	p, err := f.LM.NewPrefix(v.Codes)
+func (f *Family) NewPrefix(ctx context.Context, v *engine.Voice) (engine.Prefix, error) {
+	p, err := f.LM.NewPrefixContext(ctx, v.Codes)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, mapErr(err)
 	}
@@ -193,7 +199,10 @@ func (j *job) InputTokens() int {
 }
 
 // Prepare implements engine.Family.
-func (f *Family) Prepare(v *engine.Voice, prefix engine.Prefix, text string, p engine.Params) (engine.Job, error) {
+func (f *Family) Prepare(ctx context.Context, v *engine.Voice, prefix engine.Prefix, text string, p engine.Params) (engine.Job, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var np *lm.Prefix
 	if prefix != nil {
 		var ok bool
@@ -207,8 +216,11 @@ func (f *Family) Prepare(v *engine.Voice, prefix engine.Prefix, text string, p e
 	}
 	if p.Normalize {
 		text = textnorm.OpenMOSS().Normalize(text, textnorm.Auto, textnorm.All)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
-	gen, err := f.LM.NewGeneration(ref, np, text, lmParams(p))
+	gen, err := f.LM.NewGenerationContext(ctx, ref, np, text, lmParams(p))
 	if err != nil {
 		return nil, mapErr(err)
 	}

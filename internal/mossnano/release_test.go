@@ -24,7 +24,7 @@ func TestKeptBuffers(t *testing.T) {
 	run := func() {
 		p := f.DefaultParams()
 		p.MaxFrames, p.IgnoreEOS = 3, true
-		j, err := f.Prepare(&engine.Voice{Codes: ref}, nil, "Kept buffers.", p)
+		j, err := f.Prepare(context.Background(), &engine.Voice{Codes: ref}, nil, "Kept buffers.", p)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -94,9 +94,9 @@ func (s *stepCounter) count() int {
 // exactly max_new_frames frames per text chunk: long streams on demand.
 type endless struct{ engine.Family }
 
-func (e endless) Prepare(v *engine.Voice, p engine.Prefix, text string, params engine.Params) (engine.Job, error) {
+func (e endless) Prepare(ctx context.Context, v *engine.Voice, p engine.Prefix, text string, params engine.Params) (engine.Job, error) {
 	params.IgnoreEOS = true
-	return e.Family.Prepare(v, p, text, params)
+	return e.Family.Prepare(ctx, v, p, text, params)
 }
 
 type serverOpts struct {

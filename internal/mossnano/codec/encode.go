@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -17,6 +18,13 @@ import (
 // rounding down); attention never looks at keys at or past the valid length,
 // padded query rows are zeroed, and the quantizer masks rows past it.
 func (m *Model) Encode(pcm []float32) ([][]int, error) {
+	return m.EncodeContext(context.Background(), pcm)
+}
+
+// EncodeContext is Encode that returns ctx's error once ctx is done,
+// checked between the encoder's stages: a long clip takes a while to
+// encode, and a request whose client left should not hold its slot.
+func (m *Model) EncodeContext(ctx context.Context, pcm []float32) ([][]int, error) {
 	c := m.cfg
 	if len(pcm)%c.Channels != 0 {
 		return nil, fmt.Errorf("codec: encode: %d samples are not a whole number of %d-channel sample frames", len(pcm), c.Channels)
@@ -43,6 +51,8 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 		b = new(passBufs)
 	}
 	defer m.encBufs.Put(b)
+	b.w.ctx = ctx
+	defer func() { b.w.ctx = nil }()
 	b.x = resize(b.x, padded*c.Channels)
 	x := b.x
 	clear(x[copy(x, pcm):])
@@ -63,6 +73,9 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 
 	// x is b.x; each stage writes b.y, then the two swap.
 	for _, s := range m.enc {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if s.patch > 0 {
 			b.y = resize(b.y, len(x))
 			patchDown(b.y, x, rows, width, s.patch)
@@ -76,6 +89,9 @@ func (m *Model) Encode(pcm []float32) ([][]int, error) {
 		t.forward(b.y, x, rows, whole, &b.w, nil, length)
 		b.x, b.y = b.y, b.x
 		x, width = b.x, t.outDim
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // a stage stopped early
 	}
 	if length != frames {
 		// Guaranteed by the config's patch product check.

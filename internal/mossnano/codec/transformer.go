@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"context"
 	"math"
 
 	"github.com/nanovox/nanovox/internal/freelist"
@@ -17,6 +18,10 @@ type work struct {
 	lo, hi    []int     // [rows]: attention windows
 	attn      tensor.AttnScratch
 	k16, v16  []uint16 // [heads][rows rounded up to even][hd]: a whole pass's keys and values as bfloat16, the values in row pairs (transformer.dot)
+	// ctx, when not nil, is checked between layers: a long pass (the
+	// encoder over a 30 s clip) stops early once it is done, leaving its
+	// output unfinished for the caller to discard.
+	ctx context.Context
 }
 
 // workSize accumulates the buffer needs of several transformer passes.
@@ -100,6 +105,9 @@ func (t *transformer) forward(y, x []float32, n int, spans []span, w *work, ring
 		}
 	}
 	for l := range t.layers {
+		if w.ctx != nil && w.ctx.Err() != nil {
+			return
+		}
 		ly := &t.layers[l]
 		// x += ls1 ⊙ out_proj(attn(LN1 x))
 		tensor.LayerNorm(u, h, n, ly.n1w, ly.n1b, 1e-5)

@@ -1,6 +1,8 @@
 package lm
 
 import (
+	"context"
+
 	"github.com/nanovox/nanovox/internal/tensor"
 )
 
@@ -174,6 +176,10 @@ type workspace struct {
 	rowScores          [][]float32 // attendPrompts' scores, per chunk
 	lo, hi             []int
 	attn               tensor.AttnScratch
+	// ctx, when not nil, is checked between layers: a prefill of a long
+	// prompt stops early once it is done, leaving the cache unfinished for
+	// the caller to discard.
+	ctx context.Context
 }
 
 func grow(b []float32, n int) []float32 {
@@ -218,6 +224,9 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 		}
 	}
 	for l := range s.blocks {
+		if ws.ctx != nil && ws.ctx.Err() != nil {
+			return
+		}
 		b := &s.blocks[l]
 		// Attention: x += c_proj(attn(ln_1 x)).
 		tensor.LayerNorm(ws.h, x, R, b.ln1W, b.ln1B, float32(m.Config.GPT2.LayerNormEpsilon))

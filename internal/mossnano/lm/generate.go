@@ -98,16 +98,31 @@ func (p *Prefix) Bytes() int64 { return p.cache.bytes() }
 
 // NewPrefix computes the prompt prefix of a reference once.
 func (m *Model) NewPrefix(ref [][]int) (*Prefix, error) {
+	return m.NewPrefixContext(context.Background(), ref)
+}
+
+// NewPrefixContext is NewPrefix that returns ctx's error once ctx is done,
+// checked between the transformer's layers: the prefill of a long
+// reference takes a while, and a request whose client left should not
+// hold its slot for it.
+func (m *Model) NewPrefixContext(ctx context.Context, ref [][]int) (*Prefix, error) {
 	if err := m.checkRef(ref); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	c := newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), m.prefixLen(ref), m.globalKV)
-	m.prefill(c, ref)
+	m.prefill(ctx, c, ref)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	return &Prefix{ref: cloneFrames(ref), cache: c}, nil
 }
 
-// prefill computes the prompt prefix of ref into the empty cache c.
-func (m *Model) prefill(c *kvCache, ref [][]int) {
+// prefill computes the prompt prefix of ref into the empty cache c. When
+// ctx is done it stops early and c is unfinished.
+func (m *Model) prefill(ctx context.Context, c *kvCache, ref [][]int) {
 	rows := m.PrefixRows(ref)
 	n := len(rows) / (m.Config.NVQ + 1)
 	// The scratch of earlier prefills is reused: its memory is faulted in.
@@ -116,6 +131,8 @@ func (m *Model) prefill(c *kvCache, ref [][]int) {
 		ws = new(workspace)
 	}
 	defer m.wsPool.Put(ws)
+	ws.ctx = ctx
+	defer func() { ws.ctx = nil }()
 	ws.x = grow(ws.x, n*m.Config.Hidden())
 	m.embedRows(ws.x, rows)
 	m.forward(&m.global, ws.x, []seqRows{{cache: c, n: n}}, ws)
@@ -133,6 +150,13 @@ func cloneFrames(f [][]int) [][]int {
 // clip's codes [frames][≥n_vq]; prefix, if not nil, must have been computed
 // from the same ref and saves its prefill.
 func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Params) (*Generation, error) {
+	return m.NewGenerationContext(context.Background(), ref, prefix, input, p)
+}
+
+// NewGenerationContext is NewGeneration that returns ctx's error once ctx
+// is done: splitting a long input takes time, and a request whose client
+// left should not finish it.
+func (m *Model) NewGenerationContext(ctx context.Context, ref [][]int, prefix *Prefix, input string, p Params) (*Generation, error) {
 	if err := p.Validate(); err != nil {
 		return nil, &InputError{Msg: err.Error()}
 	}
@@ -144,8 +168,11 @@ func (m *Model) NewGeneration(ref [][]int, prefix *Prefix, input string, p Param
 	} else if err := m.checkRef(ref); err != nil {
 		return nil, err
 	}
-	chunks, err := text.Split(m.Tok, input, p.MaxTextTokens)
+	chunks, err := text.SplitContext(ctx, m.Tok, input, p.MaxTextTokens)
 	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
 		return nil, &InputError{Msg: err.Error()}
 	}
 	if len(chunks) == 0 {
@@ -269,7 +296,7 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 				// all its chunks, exactly as NewPrefix does.
 				g.pre = m.getCache(m.prefixLen(g.ref))
 				g.ownPre = true
-				m.prefill(g.pre, g.ref)
+				m.prefill(context.Background(), g.pre, g.ref)
 			}
 			s.rows = m.appendChunkRows(s.rows, ids)
 		} else {

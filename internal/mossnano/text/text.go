@@ -40,6 +40,7 @@
 package text
 
 import (
+	"context"
 	"errors"
 	"unicode/utf8"
 )
@@ -95,6 +96,13 @@ func runeSet(s string) map[rune]bool {
 // step 3 meets non-monotone token counts. A single chunk is the original
 // text, whose count can differ slightly from the prepared text's.
 func Split(tok Tokenizer, text string, maxTokens int) ([]Chunk, error) {
+	return SplitContext(context.Background(), tok, text, maxTokens)
+}
+
+// SplitContext is Split that gives up with ctx's error once ctx is done:
+// splitting a long text takes time, and a request whose client left should
+// free its slot at once.
+func SplitContext(ctx context.Context, tok Tokenizer, text string, maxTokens int) ([]Chunk, error) {
 	if !utf8.ValidString(text) {
 		return nil, ErrInvalidUTF8
 	}
@@ -103,14 +111,20 @@ func Split(tok Tokenizer, text string, maxTokens int) ([]Chunk, error) {
 	}
 	var parts []string
 	if maxTokens > 0 {
-		s := splitter{tok: tok, max: maxTokens}
-		parts = s.split(text)
+		s := splitter{ctx: ctx, tok: tok, max: maxTokens}
+		var err error
+		if parts, err = s.split(text); err != nil {
+			return nil, err
+		}
 	}
 	if len(parts) <= 1 {
 		parts = []string{text}
 	}
 	chunks := make([]Chunk, len(parts))
 	for i, p := range parts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		chunks[i] = Chunk{Text: p, TokenIDs: tok.Encode(p)}
 		if i < len(parts)-1 {
 			chunks[i].PauseAfter = PauseLong
@@ -123,8 +137,13 @@ func Split(tok Tokenizer, text string, maxTokens int) ([]Chunk, error) {
 }
 
 type splitter struct {
+	ctx context.Context
 	tok Tokenizer
 	max int
+	// bound answers candidates of splitByBudget that are far over the
+	// budget; made on first use, nil when the tokenizer gives no bound.
+	bound      *bounder
+	boundTried bool
 }
 
 func (s *splitter) count(rs []rune) int { return len(s.tok.Encode(string(rs))) }
@@ -189,12 +208,25 @@ func splitByPunctuation(t []rune, punct map[rune]bool) [][]rune {
 	return out
 }
 
-// splitByBudget is _split_text_by_token_budget.
-func (s *splitter) splitByBudget(t []rune) [][]rune {
-	rest := strip(t)
+// splitByBudget is _split_text_by_token_budget. Candidates that provably
+// exceed the budget are answered without encoding them (see bound.go), so
+// a clause costs O(n) encoded characters rather than O(n²).
+func (s *splitter) splitByBudget(t []rune) ([][]rune, error) {
+	if !s.boundTried {
+		s.bound, s.boundTried = newBounder(s.tok), true
+	}
+	if s.bound != nil {
+		s.bound.reset(t)
+	}
+	// rest is t[a:b], stripped.
+	a, b := stripBounds(t, 0, len(t))
 	var pieces [][]rune
-	for len(rest) > 0 {
-		if s.count(rest) <= s.max {
+	for a < b {
+		if err := s.ctx.Err(); err != nil {
+			return nil, err
+		}
+		rest := t[a:b]
+		if !s.bound.over(a, b, s.max) && s.count(rest) <= s.max {
 			pieces = append(pieces, rest)
 			break
 		}
@@ -202,11 +234,11 @@ func (s *splitter) splitByBudget(t []rune) [][]rune {
 		best := 1
 		for lo, hi := 1, len(rest); lo <= hi; {
 			mid := (lo + hi) / 2
-			cand := strip(rest[:mid])
+			ci, cj := stripBounds(t, a, a+mid)
 			switch {
-			case len(cand) == 0:
+			case ci == cj:
 				lo = mid + 1
-			case s.count(cand) <= s.max:
+			case !s.bound.over(ci, cj, s.max) && s.count(t[ci:cj]) <= s.max:
 				best = mid
 				lo = mid + 1
 			default:
@@ -228,9 +260,9 @@ func (s *splitter) splitByBudget(t []rune) [][]rune {
 			cut = best
 		}
 		pieces = append(pieces, piece)
-		rest = strip(rest[cut:])
+		a, b = stripBounds(t, a+cut, b)
 	}
-	return pieces
+	return pieces, nil
 }
 
 // join is _join_sentence_parts for non-empty parts.
@@ -250,7 +282,7 @@ type piece struct {
 }
 
 // split is _split_text_into_best_sentences for a positive budget.
-func (s *splitter) split(text string) []string {
+func (s *splitter) split(text string) ([]string, error) {
 	prepared := prepare(text)
 	sentences := splitByPunctuation(prepared, sentenceEnd)
 	if len(sentences) == 0 {
@@ -259,6 +291,9 @@ func (s *splitter) split(text string) []string {
 	var pieces []piece
 	add := func(t []rune, n int) { pieces = append(pieces, piece{n, t}) }
 	for _, sentence := range sentences {
+		if err := s.ctx.Err(); err != nil {
+			return nil, err
+		}
 		sentence = strip(sentence)
 		if len(sentence) == 0 {
 			continue
@@ -280,7 +315,11 @@ func (s *splitter) split(text string) []string {
 				add(clause, n)
 				continue
 			}
-			for _, p := range s.splitByBudget(clause) {
+			budgeted, err := s.splitByBudget(clause)
+			if err != nil {
+				return nil, err
+			}
+			for _, p := range budgeted {
 				if p = strip(p); len(p) > 0 {
 					add(p, s.count(p))
 				}
@@ -291,7 +330,12 @@ func (s *splitter) split(text string) []string {
 	var chunks []string
 	var cur []rune
 	curTokens := 0
-	for _, p := range pieces {
+	for i, p := range pieces {
+		if i%64 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 		switch {
 		case len(cur) == 0:
 			cur, curTokens = p.text, p.tokens
@@ -309,5 +353,5 @@ func (s *splitter) split(text string) []string {
 	if len(chunks) == 0 {
 		chunks = []string{string(strip(prepared))}
 	}
-	return chunks
+	return chunks, nil
 }

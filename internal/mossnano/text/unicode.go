@@ -36,14 +36,19 @@ func upper(r rune) []rune {
 
 // strip is str.strip() with no arguments.
 func strip(rs []rune) []rune {
-	i, j := 0, len(rs)
+	i, j := stripBounds(rs, 0, len(rs))
+	return rs[i:j]
+}
+
+// stripBounds returns the bounds of strip(rs[i:j]) in rs.
+func stripBounds(rs []rune, i, j int) (int, int) {
 	for i < j && isSpace(rs[i]) {
 		i++
 	}
 	for j > i && isSpace(rs[j-1]) {
 		j--
 	}
-	return rs[i:j]
+	return i, j
 }
 
 // countWords is len(str.split()).
