@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -110,6 +111,30 @@ func applyEnv(fs *pflag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// warmPrefixes computes saved voices' prompt prefixes into the engine's
+// cache, newest voice first, until the cache has no room for another.
+func warmPrefixes(ctx context.Context, eng *engine.Engine, st *voice.Store, log *slog.Logger) {
+	list := st.List()
+	slices.SortFunc(list, func(a, b *voice.Voice) int { return b.Created.Compare(a.Created) })
+	start, n := time.Now(), 0
+	var last int64
+	for _, v := range list {
+		free := eng.PrefixCacheFree()
+		if ctx.Err() != nil || free <= last {
+			break
+		}
+		if err := eng.WarmPrefix(ctx, &engine.Voice{Codes: v.Codes, Key: "voice:" + v.Key}); err != nil {
+			log.Warn("voice prefix warm-up", "voice", v.Name, "err", err)
+			continue
+		}
+		last = free - eng.PrefixCacheFree()
+		n++
+	}
+	if n > 0 {
+		log.Info("voice prefixes warmed", "voices", n, "of", len(list), "seconds", round2(time.Since(start).Seconds()))
+	}
 }
 
 func validFormat(s string) bool {
@@ -249,6 +274,19 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	var hl net.Listener = ln
 	if o.maxConns > 0 {
 		hl = server.LimitListener(ln, o.maxConns, metrics)
+	}
+	// The first request should be as fast as the hundredth: run one through
+	// every stage before accepting connections (they wait in the listen
+	// backlog meanwhile), then compute the saved voices' prompt prefixes
+	// in the background, as many as the prefix cache holds.
+	warmStart := time.Now()
+	if err := eng.Warm(ctx); err != nil {
+		eng.Close(context.Background())
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	log.Info("warmed up", "seconds", round2(time.Since(warmStart).Seconds()))
+	if st, ok := voices.(*voice.Store); ok {
+		go warmPrefixes(ctx, eng, st, log)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(hl) }()

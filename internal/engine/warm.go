@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"context"
+	"io"
+	"math"
+)
+
+// Warm runs one short request through every stage — reference encoding,
+// prefix, text preparation, a few batched steps, decoding — so that what a
+// first request would otherwise pay for (page faults on fresh weights and
+// buffers, lazily built tables, the kernels' thread pool) is paid before
+// the server reports ready. It takes a slot like any request and leaves
+// nothing in the caches.
+func (e *Engine) Warm(ctx context.Context) error {
+	info := e.fam.Info()
+	// One second of a quiet two-tone signal in the family's format: enough
+	// for the codec to produce frames, and no real voice.
+	n := info.SampleRate
+	pcm := make([]float32, n*info.Channels)
+	for i := range n {
+		t := float64(i) / float64(info.SampleRate)
+		v := float32(0.1*math.Sin(2*math.Pi*220*t) + 0.05*math.Sin(2*math.Pi*330*t))
+		for c := range info.Channels {
+			pcm[i*info.Channels+c] = v
+		}
+	}
+	p := e.fam.DefaultParams()
+	p.MaxFrames = 3
+	p.IgnoreEOS = true
+	st, err := e.Submit(ctx, Request{Text: "Warm up, 1 2 3.", RefPCM: pcm, Params: p, FirstChunkFrames: 1, ChunkFrames: 1})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	for {
+		if _, err := st.Next(ctx); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
+// WarmPrefix computes a voice's prompt prefix into the prefix cache ahead of
+// its first request (a saved voice at start-up). It takes no slot; with the
+// cache disabled or a voice without a key it does nothing.
+func (e *Engine) WarmPrefix(ctx context.Context, v *Voice) error {
+	if v.Key == "" || !e.prefixes.enabled() {
+		return nil
+	}
+	_, err := e.prefixes.get(ctx, v.Key, func(ctx context.Context) (Prefix, error) { return e.fam.NewPrefix(ctx, v) }, nil)
+	return err
+}
+
+// PrefixCacheFree returns the prefix cache's unused budget in bytes.
+func (e *Engine) PrefixCacheFree() int64 {
+	_, used, _, _ := e.prefixes.stats()
+	return e.prefixes.budget - used
+}
