@@ -188,13 +188,19 @@ func (s *Server) handleVoiceDelete(w http.ResponseWriter, r *http.Request) {
 	if s.noVoices(w) {
 		return
 	}
-	old, err := s.cfg.Voices.Delete(r.PathValue("name"))
+	name := r.PathValue("name")
+	old, err := s.cfg.Voices.Delete(name)
 	if err != nil {
 		writeError(w, voiceError(err))
 		return
 	}
-	s.eng.InvalidateVoice("voice:" + old.Key)
-	writeJSON(w, http.StatusOK, map[string]any{"object": "voice.deleted", "name": old.Name, "id": old.Name, "deleted": true})
+	// old is nil when the file could not be read (corrupt, not a regular
+	// file): it was deleted all the same, and no cached prefix can belong
+	// to it, since only voices that loaded have keys.
+	if old != nil {
+		s.eng.InvalidateVoice("voice:" + old.Key)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "voice.deleted", "name": name, "id": name, "deleted": true})
 }
 
 // voiceUpload is the JSON form of POST /v1/audio/voices.

@@ -294,7 +294,9 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 
 // Delete removes the voice called name and returns it. It fails with
 // ErrNotFound if the voice is neither loaded nor on disk. A voice file that
-// is corrupt is removed all the same (and nil returned with no error).
+// cannot be read (corrupt, truncated, empty, a FIFO, a symbolic link) is
+// removed all the same, and nil is returned with no error: there is no
+// voice to return. A symbolic link is removed, not its target.
 func (s *Store) Delete(name string) (*Voice, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
@@ -439,9 +441,20 @@ func (s *Store) scan() (map[string]entry, []Warning, error) {
 }
 
 // readFile loads the voice file at path, which must hold the voice name.
-// Errors describe the file for a Warning.
+// Errors describe the file for a Warning. A symbolic link is not followed
+// (it could lead out of the data directory) and nothing but a regular file
+// is read; the checks are made on the opened file, so a file swapped in
+// after a look at the name cannot slip through.
 func (s *Store) readFile(path, name string) (*Voice, error) {
-	fi, err := os.Stat(path) // follows symbolic links
+	f, err := openVoiceFile(path)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fileErrorf(fileNotRegular, "a symbolic link, which is not followed; a voice file must be a regular file")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -452,11 +465,6 @@ func (s *Store) readFile(path, name string) (*Voice, error) {
 	if fi.Size() > limit {
 		return nil, fileErrorf(fileTooLarge, "file is %d bytes, over the limit of %d", fi.Size(), limit)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
