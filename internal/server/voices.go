@@ -22,7 +22,8 @@ import (
 type Voices interface {
 	Get(name string) (*voice.Voice, error)
 	List() []*voice.Voice
-	Add(v voice.Voice, replace bool) (*voice.Voice, error)
+	// Save stores v and returns it as saved and the voice it replaced.
+	Save(v voice.Voice, replace bool) (saved, old *voice.Voice, err error)
 	Delete(name string) (*voice.Voice, error)
 }
 
@@ -253,18 +254,16 @@ func (s *Server) handleVoiceAdd(w http.ResponseWriter, r *http.Request) {
 		Name: name, Model: s.cfg.VoiceModel, Codes: ev.Codes, RefText: refText,
 		Duration: ref.Duration().Seconds(), SourceRate: ref.SourceRate, SourceChannels: ref.SourceChannels, SourceFormat: ref.SourceFormat,
 	}
-	old, err := s.cfg.Voices.Add(v, replace)
+	// Answer with what Save stored, not with a Get after it: another
+	// process sharing the directory may delete or replace the voice at any
+	// moment, and a reload in between made a successful save answer 404.
+	saved, old, err := s.cfg.Voices.Save(v, replace)
 	if err != nil {
 		writeError(w, voiceError(err))
 		return
 	}
 	if old != nil {
 		s.eng.InvalidateVoice("voice:" + old.Key)
-	}
-	saved, err := s.cfg.Voices.Get(name)
-	if err != nil {
-		writeError(w, voiceError(err))
-		return
 	}
 	s.log.Info("voice saved", "voice", name, "frames", saved.Frames(), "replaced", old != nil)
 	writeJSON(w, http.StatusCreated, toJSON(saved))

@@ -209,6 +209,15 @@ func (s *Store) List() []*Voice {
 // store fails with a *LimitError; invalid input with an *InvalidError.
 // The store keeps its own copy of v.Codes.
 func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
+	_, old, err = s.Save(v, replace)
+	return old, err
+}
+
+// Save is Add that also returns the voice it saved, with its Key and the
+// fields the store filled in. Use it rather than a Get after Add: another
+// process sharing the directory may replace or delete the voice at any
+// moment, and a Reload in between would make Get miss or return that.
+func (s *Store) Save(v Voice, replace bool) (saved, old *Voice, err error) {
 	nv := v
 	nv.Key = ""
 	if nv.Model == "" {
@@ -219,17 +228,17 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 	}
 	nv.Created = nv.Created.UTC().Round(0)
 	if err := checkVoice(&nv, s.opts.MaxFrames); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s.opts.Model != "" && nv.Model != s.opts.Model {
-		return nil, invalidf("model", "voice %q was encoded with codec %q, but this store is for %q", nv.Name, nv.Model, s.opts.Model)
+		return nil, nil, invalidf("model", "voice %q was encoded with codec %q, but this store is for %q", nv.Name, nv.Model, s.opts.Model)
 	}
 	size := s.opts.CodebookSize
 	if size == 0 {
 		size = MaxCode + 1
 	}
 	if err := checkCodes(nv.Name, nv.Codes, s.opts.MaxFrames, s.opts.NumCodebooks, size); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nv.Codes = newCodes(len(v.Codes), len(v.Codes[0]))
 	for i := range nv.Codes {
@@ -237,24 +246,24 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 	}
 	data, key, err := encodeFile(&nv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nv.Key = key
 
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
+		return nil, nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
 	}
 	unlock, err := s.lock("save", nv.Name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() { unlock() }()
 
 	names, err := s.diskNames()
 	if err != nil {
-		return nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
+		return nil, nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
 	}
 	onDisk := false
 	for _, n := range names {
@@ -262,14 +271,14 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 		case n == nv.Name:
 			onDisk = true
 		case strings.EqualFold(n, nv.Name):
-			return nil, exists("cannot save voice %q: voice %q exists and names differing only in case are not allowed; delete it first", nv.Name, n)
+			return nil, nil, exists("cannot save voice %q: voice %q exists and names differing only in case are not allowed; delete it first", nv.Name, n)
 		}
 	}
 	if onDisk && !replace {
-		return nil, exists("voice %q already exists; replace it or delete it first", nv.Name)
+		return nil, nil, exists("voice %q already exists; replace it or delete it first", nv.Name)
 	}
 	if !onDisk && len(names) >= s.opts.MaxVoices {
-		return nil, &LimitError{Name: nv.Name, Max: s.opts.MaxVoices}
+		return nil, nil, &LimitError{Name: nv.Name, Max: s.opts.MaxVoices}
 	}
 	path := s.path(nv.Name)
 	memOld := s.loaded(nv.Name)
@@ -278,7 +287,7 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 		old, _ = s.readFile(path, nv.Name) // a corrupt file has no voice to return
 	}
 	if err := writeAtomic(s.dir, nv.Name, data); err != nil {
-		return nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
+		return nil, nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
 	}
 	s.mu.Lock()
 	s.voices[nv.Name] = entry{v: &nv, maxCode: maxCode(nv.Codes)}
@@ -289,7 +298,7 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 	if memOld != nil {
 		s.changed(nv.Name, memOld.Key)
 	}
-	return old, nil
+	return &nv, old, nil
 }
 
 // Delete removes the voice called name and returns it. It fails with
