@@ -57,10 +57,14 @@ func (s *Server) noVoices(w http.ResponseWriter) bool {
 	return false
 }
 
-// voiceError maps store errors to API errors.
+// voiceError maps store errors to API errors. An error it does not know
+// (an I/O fault) is a 500 whose cause is logged, not shown: it names paths.
 func voiceError(err error) error {
 	var ie *voice.InvalidError
+	var se *voice.SpaceError
 	switch {
+	case errors.As(err, &se):
+		return insufficientStorage(err, "cannot save voice %q: the server's voice storage is full (no space left on its disk, or its quota is exhausted); an existing voice of that name is kept", se.Name)
 	case errors.Is(err, voice.ErrNotFound):
 		return notFound("voice", "voice_not_found", "%v", err)
 	case errors.Is(err, voice.ErrExists):
@@ -74,7 +78,9 @@ func voiceError(err error) error {
 		}
 		return badRequest(param, "invalid_voice", "%s", ie.Msg)
 	}
-	return err
+	e := internal("the voice store failed; the server log has the cause")
+	e.cause = err
+	return e
 }
 
 // openAIVoices are the names of OpenAI's built-in voices, which clients

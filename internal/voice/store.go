@@ -120,6 +120,10 @@ type Store struct {
 	mu     sync.RWMutex // guards voices and sorted
 	voices map[string]entry
 	sorted []*Voice
+
+	// write stores a voice file atomically: writeAtomic, replaced by tests
+	// to inject faults.
+	write func(dir, name string, data []byte) error
 }
 
 // Open opens the voice store of the data directory dataDir, whose voices
@@ -150,7 +154,7 @@ func Open(dataDir string, o Options) (*Store, []Warning, error) {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}
-	s := &Store{dir: filepath.Join(dataDir, "voices"), opts: o, voices: map[string]entry{}}
+	s := &Store{dir: filepath.Join(dataDir, "voices"), opts: o, voices: map[string]entry{}, write: writeAtomic}
 	w, err := s.Reload()
 	if err != nil {
 		return nil, nil, err
@@ -253,7 +257,7 @@ func (s *Store) Save(v Voice, replace bool) (saved, old *Voice, err error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return nil, nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
+		return nil, nil, saveError(nv.Name, err)
 	}
 	unlock, err := s.lock("save", nv.Name)
 	if err != nil {
@@ -263,7 +267,7 @@ func (s *Store) Save(v Voice, replace bool) (saved, old *Voice, err error) {
 
 	names, err := s.diskNames()
 	if err != nil {
-		return nil, nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
+		return nil, nil, saveError(nv.Name, err)
 	}
 	onDisk := false
 	for _, n := range names {
@@ -286,8 +290,8 @@ func (s *Store) Save(v Voice, replace bool) (saved, old *Voice, err error) {
 	if old == nil && onDisk {
 		old, _ = s.readFile(path, nv.Name) // a corrupt file has no voice to return
 	}
-	if err := writeAtomic(s.dir, nv.Name, data); err != nil {
-		return nil, nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
+	if err := s.write(s.dir, nv.Name, data); err != nil {
+		return nil, nil, saveError(nv.Name, err)
 	}
 	s.mu.Lock()
 	s.voices[nv.Name] = entry{v: &nv, maxCode: maxCode(nv.Codes)}
@@ -511,6 +515,9 @@ func (s *Store) diskNames() ([]string, error) {
 func (s *Store) lock(op, name string) (func(), error) {
 	unlock, ok, err := lockDir(s.dir, s.opts.LockTimeout)
 	if err != nil {
+		if op == "save" {
+			return nil, saveError(name, err) // creating the lock file can hit a full disk
+		}
 		return nil, fmt.Errorf("%s voice %q: %w", op, name, err)
 	}
 	if !ok {
