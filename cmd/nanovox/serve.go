@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -27,6 +29,7 @@ import (
 type serveOptions struct {
 	modelFlags
 	addr, apiKey, logFormat, dataDir, modelID string
+	apiKeyFile                                string
 	maxInputChars, maxStreams, queue          int
 	realtime                                  bool
 	maxBodyBytes                              int64
@@ -65,7 +68,8 @@ See docs/configuration.md.`,
 	f := cmd.Flags()
 	o.modelFlags.register(f)
 	f.StringVar(&o.addr, "addr", "127.0.0.1:8000", "listen address (host:port)")
-	f.StringVar(&o.apiKey, "api-key", "", "require this key as 'Authorization: Bearer KEY' or 'x-api-key' on /v1/ endpoints")
+	f.StringVar(&o.apiKey, "api-key", "", "require this key as 'Authorization: Bearer KEY' or 'x-api-key' on /v1/ endpoints (visible in ps: prefer NANOVOX_API_KEY or --api-key-file)")
+	f.StringVar(&o.apiKeyFile, "api-key-file", "", "read the API key from this file (one trailing newline is dropped); excludes --api-key")
 	f.StringVar(&o.logFormat, "log-format", "text", "log format: text or json")
 	f.StringVar(&o.logLevel, "log-level", "info", "lowest level logged: debug (also ignored request parameters), info, warn or error")
 	f.StringVar(&o.defaultFormat, "default-format", "mp3", "response_format of requests that name none: mp3 (OpenAI's default), opus, aac, flac, wav or pcm")
@@ -75,7 +79,7 @@ See docs/configuration.md.`,
 	f.StringSliceVar(&o.voiceAliases, "voice-alias", nil, "map voice names to saved voices, e.g. alloy=anna,nova=bob (repeatable)")
 	f.BoolVar(&o.publicLists, "public-lists", false, "serve GET /v1/models, /v1/audio/models and /v1/audio/voices without the API key (Open WebUI lists them without one)")
 	f.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "directory of saved voices")
-	f.StringVar(&o.modelID, "model-id", "", "model id reported by /v1/models and accepted in requests (default: the --model argument)")
+	f.StringVar(&o.modelID, "model-id", "", "model id reported by /v1/models and /readyz and accepted in requests (default: the --model argument if it is a hub id, else the model directory's name)")
 	f.IntVar(&o.maxInputChars, "max-input-chars", 4096, "longest accepted input text, in characters")
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", 32<<20, "largest accepted request body, in bytes")
 	f.IntVar(&o.maxStreams, "max-streams", defaultStreams(), "requests generating at once")
@@ -209,7 +213,76 @@ func (o *serveOptions) validate() error {
 	if o.queue < 0 {
 		o.queue = 2 * o.maxStreams
 	}
+	if o.apiKeyFile != "" {
+		if o.apiKey != "" {
+			return usagef("--api-key and --api-key-file exclude each other (NANOVOX_API_KEY sets --api-key)")
+		}
+		k, err := readKeyFile(o.apiKeyFile)
+		if err != nil {
+			return err
+		}
+		o.apiKey = k
+	}
 	return nil
+}
+
+// maxKeyFile bounds what --api-key-file reads, so a wrong path (a device,
+// a large file) fails instead of filling memory.
+const maxKeyFile = 4 << 10
+
+// readKeyFile reads the API key of --api-key-file: the file's content
+// without one trailing newline. A key on the command line is visible to
+// every user in ps; a file (or a pipe) is not.
+func readKeyFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", usagef("--api-key-file: %v", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
+	if err != nil {
+		return "", usagef("--api-key-file: read %s: %v", path, err)
+	}
+	if len(b) > maxKeyFile {
+		return "", usagef("--api-key-file %s is larger than %d bytes; it must hold only the key", path, maxKeyFile)
+	}
+	k := strings.TrimSuffix(string(b), "\n")
+	k = strings.TrimSuffix(k, "\r")
+	switch {
+	case k == "":
+		return "", usagef("--api-key-file %s is empty", path)
+	case strings.ContainsAny(k, "\r\n"):
+		return "", usagef("--api-key-file %s holds more than one line; it must hold only the key", path)
+	case strings.TrimSpace(k) != k:
+		return "", usagef("--api-key-file %s: the key starts or ends with white space, which an HTTP header cannot carry", path)
+	}
+	return k, nil
+}
+
+// defaultModelID is the model id when --model-id is not given: the --model
+// argument if it is a hub id, else the model directory's name (the repo id
+// for a directory of the Hugging Face cache), never a path: /readyz and,
+// with --public-lists, the model list show it to anyone.
+func defaultModelID(model, fallback string) string {
+	if !engine.IsDir(model) {
+		return model
+	}
+	abs, err := filepath.Abs(model)
+	if err != nil {
+		abs = filepath.Clean(model)
+	}
+	// HF_HUB_CACHE/models--ORG--NAME/snapshots/REVISION
+	if snaps := filepath.Dir(abs); filepath.Base(snaps) == "snapshots" {
+		if repo, ok := strings.CutPrefix(filepath.Base(filepath.Dir(snaps)), "models--"); ok {
+			if org, name, ok := strings.Cut(repo, "--"); ok && org != "" && name != "" {
+				return org + "/" + name
+			}
+		}
+	}
+	if b := filepath.Base(abs); b != "." && b != string(filepath.Separator) {
+		return b
+	}
+	return fallback
 }
 
 func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
@@ -251,7 +324,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	}
 	id := o.modelID
 	if id == "" {
-		id = o.model
+		id = defaultModelID(o.model, info.ModelType)
 	}
 	format, _ := encode.ParseFormat(o.defaultFormat)
 	aliases, err := parseAliases(o.voiceAliases)

@@ -172,6 +172,8 @@ func (s *Server) Handler() http.Handler {
 				if rec.status == 0 {
 					writeError(rec, internal("internal error"))
 				}
+			} else {
+				s.logFailure(r, rec)
 			}
 			s.metrics.request(routeLabel(r), rec.status)
 		}()
@@ -221,6 +223,8 @@ func routeLabel(r *http.Request) string {
 type statusRecorder struct {
 	http.ResponseWriter
 	status int
+	// failure is the error answer writeError sent, if any.
+	failure *failure
 }
 
 func (r *statusRecorder) WriteHeader(code int) {
@@ -238,6 +242,12 @@ func (r *statusRecorder) Write(b []byte) (int, error) {
 }
 
 func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func (r *statusRecorder) noteError(f failure) {
+	if r.failure == nil {
+		r.failure = &f
+	}
+}
 
 // auth checks the API key on /v1/ endpoints.
 func (s *Server) auth(h http.HandlerFunc) http.HandlerFunc {

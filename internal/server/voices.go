@@ -22,7 +22,8 @@ import (
 type Voices interface {
 	Get(name string) (*voice.Voice, error)
 	List() []*voice.Voice
-	Add(v voice.Voice, replace bool) (*voice.Voice, error)
+	// Save stores v and returns it as saved and the voice it replaced.
+	Save(v voice.Voice, replace bool) (saved, old *voice.Voice, err error)
 	Delete(name string) (*voice.Voice, error)
 }
 
@@ -56,10 +57,14 @@ func (s *Server) noVoices(w http.ResponseWriter) bool {
 	return false
 }
 
-// voiceError maps store errors to API errors.
+// voiceError maps store errors to API errors. An error it does not know
+// (an I/O fault) is a 500 whose cause is logged, not shown: it names paths.
 func voiceError(err error) error {
 	var ie *voice.InvalidError
+	var se *voice.SpaceError
 	switch {
+	case errors.As(err, &se):
+		return insufficientStorage(err, "cannot save voice %q: the server's voice storage is full (no space left on its disk, or its quota is exhausted); an existing voice of that name is kept", se.Name)
 	case errors.Is(err, voice.ErrNotFound):
 		return notFound("voice", "voice_not_found", "%v", err)
 	case errors.Is(err, voice.ErrExists):
@@ -73,7 +78,9 @@ func voiceError(err error) error {
 		}
 		return badRequest(param, "invalid_voice", "%s", ie.Msg)
 	}
-	return err
+	e := internal("the voice store failed; the server log has the cause")
+	e.cause = err
+	return e
 }
 
 // openAIVoices are the names of OpenAI's built-in voices, which clients
@@ -188,13 +195,19 @@ func (s *Server) handleVoiceDelete(w http.ResponseWriter, r *http.Request) {
 	if s.noVoices(w) {
 		return
 	}
-	old, err := s.cfg.Voices.Delete(r.PathValue("name"))
+	name := r.PathValue("name")
+	old, err := s.cfg.Voices.Delete(name)
 	if err != nil {
 		writeError(w, voiceError(err))
 		return
 	}
-	s.eng.InvalidateVoice("voice:" + old.Key)
-	writeJSON(w, http.StatusOK, map[string]any{"object": "voice.deleted", "name": old.Name, "id": old.Name, "deleted": true})
+	// old is nil when the file could not be read (corrupt, not a regular
+	// file): it was deleted all the same, and no cached prefix can belong
+	// to it, since only voices that loaded have keys.
+	if old != nil {
+		s.eng.InvalidateVoice("voice:" + old.Key)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "voice.deleted", "name": name, "id": name, "deleted": true})
 }
 
 // voiceUpload is the JSON form of POST /v1/audio/voices.
@@ -247,18 +260,16 @@ func (s *Server) handleVoiceAdd(w http.ResponseWriter, r *http.Request) {
 		Name: name, Model: s.cfg.VoiceModel, Codes: ev.Codes, RefText: refText,
 		Duration: ref.Duration().Seconds(), SourceRate: ref.SourceRate, SourceChannels: ref.SourceChannels, SourceFormat: ref.SourceFormat,
 	}
-	old, err := s.cfg.Voices.Add(v, replace)
+	// Answer with what Save stored, not with a Get after it: another
+	// process sharing the directory may delete or replace the voice at any
+	// moment, and a reload in between made a successful save answer 404.
+	saved, old, err := s.cfg.Voices.Save(v, replace)
 	if err != nil {
 		writeError(w, voiceError(err))
 		return
 	}
 	if old != nil {
 		s.eng.InvalidateVoice("voice:" + old.Key)
-	}
-	saved, err := s.cfg.Voices.Get(name)
-	if err != nil {
-		writeError(w, voiceError(err))
-		return
 	}
 	s.log.Info("voice saved", "voice", name, "frames", saved.Frames(), "replaced", old != nil)
 	writeJSON(w, http.StatusCreated, toJSON(saved))

@@ -6,7 +6,10 @@
 // DIR/voices/<name>.voice. Every file is read and checked by [Open] and
 // [Store.Reload]; a file that is corrupt, truncated, foreign, from a newer
 // nanovox or over a limit is skipped with a [Warning], and the other voices
-// still load. Other files in the directory are ignored.
+// still load. Other files in the directory are ignored. Only regular files
+// are read: a voice file that is a symbolic link is skipped, not followed,
+// so a link cannot make the store read outside its directory, and a FIFO or
+// device is refused without being waited on.
 //
 // # Names
 //

@@ -17,6 +17,11 @@ var (
 	// error is a *LimitError. The request was valid but cannot be stored
 	// (HTTP 507 Insufficient Storage).
 	ErrLimit = errors.New("voice limit reached")
+	// ErrNoSpace: the file system holding the store is full, or the
+	// writer's disk quota is exhausted. Every such error is a *SpaceError.
+	// Nothing was changed: an older version of the voice is kept (HTTP 507
+	// Insufficient Storage).
+	ErrNoSpace = errors.New("no space left for voices")
 )
 
 // InvalidError is a problem with what the caller asked for: a bad name, bad
@@ -53,6 +58,37 @@ func (e *LimitError) Error() string {
 
 // Is makes errors.Is(err, ErrLimit) true.
 func (e *LimitError) Is(target error) bool { return target == ErrLimit }
+
+// SpaceError reports a save that failed because the disk is full or the
+// quota exhausted (ENOSPC, EDQUOT; ERROR_DISK_FULL on Windows).
+// errors.Is(err, ErrNoSpace) is true for it; Unwrap returns the system
+// error, with the path.
+type SpaceError struct {
+	// Name is the voice that could not be saved.
+	Name string
+	// Err is the failed file operation.
+	Err error
+}
+
+// Error returns a message for the user and the operator.
+func (e *SpaceError) Error() string {
+	return fmt.Sprintf("cannot save voice %q: no space left for the voice store (%v); an existing voice of that name is kept", e.Name, e.Err)
+}
+
+// Unwrap returns the system error.
+func (e *SpaceError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNoSpace) true.
+func (e *SpaceError) Is(target error) bool { return target == ErrNoSpace }
+
+// saveError gives an I/O error of a save its context, as a *SpaceError
+// when the disk is full.
+func saveError(name string, err error) error {
+	if isNoSpace(err) {
+		return &SpaceError{Name: name, Err: err}
+	}
+	return fmt.Errorf("save voice %q: %w", name, err)
+}
 
 // stateError is ErrNotFound or ErrExists with a message naming the voice.
 type stateError struct {

@@ -120,6 +120,10 @@ type Store struct {
 	mu     sync.RWMutex // guards voices and sorted
 	voices map[string]entry
 	sorted []*Voice
+
+	// write stores a voice file atomically: writeAtomic, replaced by tests
+	// to inject faults.
+	write func(dir, name string, data []byte) error
 }
 
 // Open opens the voice store of the data directory dataDir, whose voices
@@ -150,7 +154,7 @@ func Open(dataDir string, o Options) (*Store, []Warning, error) {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}
-	s := &Store{dir: filepath.Join(dataDir, "voices"), opts: o, voices: map[string]entry{}}
+	s := &Store{dir: filepath.Join(dataDir, "voices"), opts: o, voices: map[string]entry{}, write: writeAtomic}
 	w, err := s.Reload()
 	if err != nil {
 		return nil, nil, err
@@ -209,6 +213,15 @@ func (s *Store) List() []*Voice {
 // store fails with a *LimitError; invalid input with an *InvalidError.
 // The store keeps its own copy of v.Codes.
 func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
+	_, old, err = s.Save(v, replace)
+	return old, err
+}
+
+// Save is Add that also returns the voice it saved, with its Key and the
+// fields the store filled in. Use it rather than a Get after Add: another
+// process sharing the directory may replace or delete the voice at any
+// moment, and a Reload in between would make Get miss or return that.
+func (s *Store) Save(v Voice, replace bool) (saved, old *Voice, err error) {
 	nv := v
 	nv.Key = ""
 	if nv.Model == "" {
@@ -219,17 +232,17 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 	}
 	nv.Created = nv.Created.UTC().Round(0)
 	if err := checkVoice(&nv, s.opts.MaxFrames); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if s.opts.Model != "" && nv.Model != s.opts.Model {
-		return nil, invalidf("model", "voice %q was encoded with codec %q, but this store is for %q", nv.Name, nv.Model, s.opts.Model)
+		return nil, nil, invalidf("model", "voice %q was encoded with codec %q, but this store is for %q", nv.Name, nv.Model, s.opts.Model)
 	}
 	size := s.opts.CodebookSize
 	if size == 0 {
 		size = MaxCode + 1
 	}
 	if err := checkCodes(nv.Name, nv.Codes, s.opts.MaxFrames, s.opts.NumCodebooks, size); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nv.Codes = newCodes(len(v.Codes), len(v.Codes[0]))
 	for i := range nv.Codes {
@@ -237,24 +250,24 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 	}
 	data, key, err := encodeFile(&nv)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	nv.Key = key
 
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
-		return nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
+		return nil, nil, saveError(nv.Name, err)
 	}
 	unlock, err := s.lock("save", nv.Name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() { unlock() }()
 
 	names, err := s.diskNames()
 	if err != nil {
-		return nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
+		return nil, nil, saveError(nv.Name, err)
 	}
 	onDisk := false
 	for _, n := range names {
@@ -262,14 +275,14 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 		case n == nv.Name:
 			onDisk = true
 		case strings.EqualFold(n, nv.Name):
-			return nil, exists("cannot save voice %q: voice %q exists and names differing only in case are not allowed; delete it first", nv.Name, n)
+			return nil, nil, exists("cannot save voice %q: voice %q exists and names differing only in case are not allowed; delete it first", nv.Name, n)
 		}
 	}
 	if onDisk && !replace {
-		return nil, exists("voice %q already exists; replace it or delete it first", nv.Name)
+		return nil, nil, exists("voice %q already exists; replace it or delete it first", nv.Name)
 	}
 	if !onDisk && len(names) >= s.opts.MaxVoices {
-		return nil, &LimitError{Name: nv.Name, Max: s.opts.MaxVoices}
+		return nil, nil, &LimitError{Name: nv.Name, Max: s.opts.MaxVoices}
 	}
 	path := s.path(nv.Name)
 	memOld := s.loaded(nv.Name)
@@ -277,8 +290,8 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 	if old == nil && onDisk {
 		old, _ = s.readFile(path, nv.Name) // a corrupt file has no voice to return
 	}
-	if err := writeAtomic(s.dir, nv.Name, data); err != nil {
-		return nil, fmt.Errorf("save voice %q: %w", nv.Name, err)
+	if err := s.write(s.dir, nv.Name, data); err != nil {
+		return nil, nil, saveError(nv.Name, err)
 	}
 	s.mu.Lock()
 	s.voices[nv.Name] = entry{v: &nv, maxCode: maxCode(nv.Codes)}
@@ -289,12 +302,14 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 	if memOld != nil {
 		s.changed(nv.Name, memOld.Key)
 	}
-	return old, nil
+	return &nv, old, nil
 }
 
 // Delete removes the voice called name and returns it. It fails with
 // ErrNotFound if the voice is neither loaded nor on disk. A voice file that
-// is corrupt is removed all the same (and nil returned with no error).
+// cannot be read (corrupt, truncated, empty, a FIFO, a symbolic link) is
+// removed all the same, and nil is returned with no error: there is no
+// voice to return. A symbolic link is removed, not its target.
 func (s *Store) Delete(name string) (*Voice, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
@@ -439,9 +454,20 @@ func (s *Store) scan() (map[string]entry, []Warning, error) {
 }
 
 // readFile loads the voice file at path, which must hold the voice name.
-// Errors describe the file for a Warning.
+// Errors describe the file for a Warning. A symbolic link is not followed
+// (it could lead out of the data directory) and nothing but a regular file
+// is read; the checks are made on the opened file, so a file swapped in
+// after a look at the name cannot slip through.
 func (s *Store) readFile(path, name string) (*Voice, error) {
-	fi, err := os.Stat(path) // follows symbolic links
+	f, err := openVoiceFile(path)
+	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, fileErrorf(fileNotRegular, "a symbolic link, which is not followed; a voice file must be a regular file")
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
@@ -452,11 +478,6 @@ func (s *Store) readFile(path, name string) (*Voice, error) {
 	if fi.Size() > limit {
 		return nil, fileErrorf(fileTooLarge, "file is %d bytes, over the limit of %d", fi.Size(), limit)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, fmt.Errorf("read: %w", err)
@@ -494,6 +515,9 @@ func (s *Store) diskNames() ([]string, error) {
 func (s *Store) lock(op, name string) (func(), error) {
 	unlock, ok, err := lockDir(s.dir, s.opts.LockTimeout)
 	if err != nil {
+		if op == "save" {
+			return nil, saveError(name, err) // creating the lock file can hit a full disk
+		}
 		return nil, fmt.Errorf("%s voice %q: %w", op, name, err)
 	}
 	if !ok {
