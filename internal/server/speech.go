@@ -13,6 +13,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -309,16 +310,21 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.
 	rc := http.NewResponseController(w)
 	write := func(b []byte) error {
 		rc.SetWriteDeadline(time.Now().Add(s.cfg.IdleWriteTimeout))
-		if _, err := w.Write(b); err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("%w: %v", errClientStalled, err)
+		_, err := w.Write(b)
+		if err == nil {
+			err = rc.Flush()
 		}
-		if err := rc.Flush(); err != nil {
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The failed write cancels the request's context too, so
+			// the deadline is checked first: it is the real reason.
 			return fmt.Errorf("%w: %v", errClientStalled, err)
+		case ctx.Err() != nil:
+			return ctx.Err()
 		}
-		return nil
+		return fmt.Errorf("%w: %v", errClientStalled, err)
 	}
 	// The encoder writes into pending; each chunk's bytes go out (or into
 	// an SSE event) once the chunk is encoded and flushed. (A bytes.Buffer
