@@ -81,3 +81,26 @@ func BenchmarkGuardZHHyphensMixed4096(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	loop(b, func() { GuardZHHyphens(text) })
 }
+
+// The whole of what a request pays: OpenMOSS's pipeline with both WeText
+// grammars, on a one-sentence request (zh and en) and on 4,096 characters
+// of mixed text.
+func BenchmarkOpenMOSSSentenceZH(b *testing.B) {
+	p := OpenMOSS()
+	b.SetBytes(int64(len(benchSentence)))
+	loop(b, func() { p.Normalize(benchSentence, Auto, All) })
+}
+
+func BenchmarkOpenMOSSSentenceEN(b *testing.B) {
+	const s = "On May 5th, 2024, the price rose 12.5% to $3.20 per 10 km, said Dr. Smith at 3:30 pm."
+	p := OpenMOSS()
+	b.SetBytes(int64(len(s)))
+	loop(b, func() { p.Normalize(s, Auto, All) })
+}
+
+func BenchmarkOpenMOSSMixed4096(b *testing.B) {
+	p := OpenMOSS()
+	text := benchMixed()
+	b.SetBytes(int64(len(text)))
+	loop(b, func() { p.Normalize(text, Auto, All) })
+}
