@@ -191,8 +191,9 @@ type AttnScratch struct {
 // Floats returns the number of float32 values the scratch holds.
 func (sc *AttnScratch) Floats() int { return len(sc.buf) }
 
-// AttendWindows computes multi-head attention for nq = len(lo) query rows,
-// each with its own window of keys: row i (query q[i·ldq : i·ldq+d], result
+// AttendWindows computes multi-head attention (heads and scale as s says)
+// for nq = len(lo) query rows, each with its own window of keys: row i
+// (query q[i·ldq : i·ldq+d], result
 // out[i·ldo : i·ldo+d]) attends the logical keys lo[i] <= j < hi[i] of kv,
 // head by head as Attend does:
 //
@@ -220,7 +221,8 @@ func (sc *AttnScratch) Floats() int { return len(sc.buf) }
 //
 // sc may be nil (a temporary is allocated). Large calls are spread over the
 // worker pool; inconsistent arguments panic.
-func AttendWindows(out []float32, ldo int, q []float32, ldq int, kv KV, lo, hi []int, heads, headDim int, scale float32, sc *AttnScratch) {
+func AttendWindows(out []float32, ldo int, q []float32, ldq int, kv KV, lo, hi []int, s AttnShape, sc *AttnScratch) {
+	heads, headDim, scale := s.Heads, s.HeadDim, s.Scale
 	nq := len(lo)
 	d := heads * headDim
 	checkWindows(out, ldo, q, ldq, &kv, lo, hi, heads, headDim)

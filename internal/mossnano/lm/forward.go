@@ -233,7 +233,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 				// After a shared prefix: the row attends over all of it,
 				// then over its own rows up to itself.
 				ws.scores = grow(ws.scores, tensor.AttendKVScratch(base+p0+1, hd))
-				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), base, c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
+				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), base, c.kv(l), p0+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, ws.scores)
 			case sq.pre != nil:
 				// A prompt after a shared prefix: the same attention row
 				// by row, after this loop, with every such row of the step.
@@ -246,14 +246,14 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 				// once). Which one a row gets depends only on its own
 				// sequence, never on the batch.
 				ws.scores = grow(ws.scores, tensor.AttendKVScratch(p0+1, hd))
-				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
+				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, ws.scores)
 			default:
 				ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]
 				for t := range sq.n {
 					ws.lo = append(ws.lo, 0)
 					ws.hi = append(ws.hi, p0+t+1)
 				}
-				tensor.AttendWindows(ws.att[r*H:], H, ws.qkv[r*3*H:], 3*H, c.kv(l), ws.lo, ws.hi, nh, hd, b.scale, &ws.attn)
+				tensor.AttendWindows(ws.att[r*H:], H, ws.qkv[r*3*H:], 3*H, c.kv(l), ws.lo, ws.hi, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, &ws.attn)
 			}
 			r += sq.n
 		}
@@ -340,7 +340,7 @@ func (m *Model) attendPrompts(l int, scale float32, seqs []seqRows, ws *workspac
 			sq := &seqs[p.seq]
 			for t := max(lo-first, 0); t < min(hi-first, sq.n); t++ {
 				r, p0 := p.row+t, sq.cache.n
-				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), sq.base(), sq.cache.kv(l), p0+t+1, nh, hd, scale, *sc)
+				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), sq.base(), sq.cache.kv(l), p0+t+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: scale}, *sc)
 			}
 			first += sq.n
 		}
