@@ -47,7 +47,8 @@ import "fmt"
 // K8[o:o+headDim]·KS[o/headDim], o = r·Stride + h·HeadStride (likewise V8
 // and VS), as QuantizeI8 writes them. They need the head-major layout
 // (Stride = headDim, HeadStride a multiple of headDim covering the rows)
-// and no ring. Attend and AttendKV2 read them directly: a score is ((q·k)·scale)·ks, k the bytes
+// and no ring. AttendKV
+// and AttendKV2 read them directly: a score is ((q·k)·scale)·ks, k the bytes
 // widened exactly, and the weight of a value row p·vs, both rounded to
 // float32. AttendWindows dequantizes them (k·ks, rounded to float32) and
 // attends over those float32 values.
