@@ -2,26 +2,28 @@ package tensor
 
 import "fmt"
 
-// KV is a block of cached key and value rows for AttendWindows: head h of
-// row r is K[r·Stride + h·HeadStride :][:headDim] (and likewise in V). With
-// HeadStride 0 the heads of a row are adjacent (HeadStride = head size):
-// Stride is d for a plain [rows, d] cache and 3d for the rows of a fused
-// q|k|v buffer. A head-major cache [heads][rows][headDim] has Stride =
-// headDim and HeadStride = rows·headDim, which keeps the keys a head reads
-// contiguous. Keys are addressed by a logical index j: row j itself, or with
-// Ring > 0, row (First+j) mod Ring of a ring buffer of Ring rows.
+// KV is a block of cached key and value rows for AttendKV, AttendKV2 and
+// AttendWindows: head h of row r is K[r·Stride + h·HeadStride :][:headDim]
+// (and likewise in V). With HeadStride 0 the heads of a row are adjacent
+// (HeadStride = head size): Stride is d for a plain [rows, d] cache and 3d
+// for the rows of a fused q|k|v buffer. A head-major cache
+// [heads][rows][headDim] has Stride = headDim and HeadStride = rows·headDim,
+// which keeps the keys a head reads contiguous. Keys are addressed by a
+// logical index j: row j itself, or with Ring > 0, row (First+j) mod Ring of
+// a ring buffer of Ring rows.
 //
 // K16 and V16, when set instead of K and V, hold the keys and values as
 // bfloat16 (same layout): half the memory, read and widened exactly, so the
-// result is AttendWindows's over the widened values, bit for bit. Only
-// AttendWindows reads them.
+// result is the one over the widened values, bit for bit. AttendKV,
+// AttendKV2 and AttendWindows read them.
 //
-// Dot (with K16, and an even head size) computes the scores as bfloat16 dot
-// products, the bfloat16 mode's arithmetic for products: the query is
-// rounded to bfloat16 (nearest even, denormals to zero) and each score is
-// one chain over pairs of head dimensions, (acc + q₁k₁) + q₀k₀ with every
-// sum rounded to float32 and denormals flushed (VDPBF16PS's definition),
-// from zero, then times scale. The rest of the contract is unchanged.
+// Dot (with K16, and an even head size; only AttendWindows reads Dot and
+// DotPV) computes the scores as bfloat16 dot products, the bfloat16 mode's
+// arithmetic for products: the query is rounded to bfloat16 (nearest even,
+// denormals to zero) and each score is one chain over pairs of head
+// dimensions, (acc + q₁k₁) + q₀k₀ with every sum rounded to float32 and
+// denormals flushed (VDPBF16PS's definition), from zero, then times scale.
+// The rest of the contract is unchanged.
 //
 // DotPV (with Dot) computes the weighted sums as bfloat16 dot products
 // too, over values stored in row pairs: physical rows 2m and 2m+1 of a head
