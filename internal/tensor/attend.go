@@ -2,50 +2,62 @@ package tensor
 
 import "fmt"
 
+// AttnShape is the multi-head layout shared by the attention entry points:
+// a query, key, value or output row holds Heads heads of HeadDim values
+// (head h at h·HeadDim of a query or output row; where it sits in a key or
+// value row is the cache's layout, see KV), and every score q_h·k_jh is
+// multiplied by Scale (usually 1/√HeadDim) before the softmax.
+type AttnShape struct {
+	Heads   int
+	HeadDim int
+	Scale   float32
+}
+
 // Attend computes multi-head attention of one query row over nkeys
 // key/value rows: for each head h,
 //
 //	out[h·hd : (h+1)·hd] = Σ_j softmax_j(scale · q_h·k_jh) · v_jh
 //
-// with q_h = q[h·hd : (h+1)·hd], k_jh = keys[j·stride+h·hd : …+hd] and v_jh
-// likewise in vals (hd = headDim; stride is the row length of the cache,
-// heads·headDim for a plain [n, d] cache, 3d for rows of a fused qkv buffer).
-// scores is scratch of at least nkeys floats. Heads are spread over the
-// worker pool when the work is large enough.
+// with hd = s.HeadDim, scale = s.Scale, q_h = q[h·hd : (h+1)·hd], k_jh =
+// keys[j·stride+h·hd : …+hd] and v_jh likewise in vals (stride is the row
+// length of the cache, s.Heads·hd for a plain [n, d] cache, 3d for rows of a
+// fused qkv buffer). scores is scratch of at least nkeys floats. Heads are
+// spread over the worker pool when the work is large enough.
 //
 // A head's result depends only on q, the nkeys rows and scale: not on other
 // queries, on threads, or (for AttendRing) on where the ring wraps.
-func Attend(out, q, keys, vals []float32, nkeys, heads, headDim, stride int, scale float32, scores []float32) {
-	attend(out, q, keys, vals, 0, 0, nkeys, heads, headDim, stride, scale, scores)
+func Attend(out, q, keys, vals []float32, nkeys, stride int, s AttnShape, scores []float32) {
+	attend(out, q, keys, vals, 0, 0, nkeys, s.Heads, s.HeadDim, stride, s.Scale, scores)
 }
 
 // AttendRing is Attend over keys and values kept in ring buffers of ring
 // rows (row r at keys[r·stride:]): the nkeys attended rows are ring rows
 // first, first+1, … modulo ring, in that order. It gives bit for bit what
 // Attend gives on the same rows laid out contiguously.
-func AttendRing(out, q, keys, vals []float32, ring, first, nkeys, heads, headDim, stride int, scale float32, scores []float32) {
+func AttendRing(out, q, keys, vals []float32, ring, first, nkeys, stride int, s AttnShape, scores []float32) {
 	if ring < 1 || first < 0 || first >= ring || nkeys > ring {
 		panic(fmt.Sprintf("tensor.AttendRing: first %d / nkeys %d outside a ring of %d", first, nkeys, ring))
 	}
-	attend(out, q, keys, vals, ring, first, nkeys, heads, headDim, stride, scale, scores)
+	attend(out, q, keys, vals, ring, first, nkeys, s.Heads, s.HeadDim, stride, s.Scale, scores)
 }
 
 // AttendKV is Attend over the first nkeys rows of kv, whose layout KV
 // describes (Ring must be 0): with a head-major cache (Stride = headDim,
 // HeadStride = rows·headDim) each head's keys are contiguous. It gives bit
 // for bit what Attend gives on the same values.
-func AttendKV(out, q []float32, kv KV, nkeys, heads, headDim int, scale float32, scores []float32) {
-	AttendKV2(out, q, kv, nkeys, KV{}, 0, heads, headDim, scale, scores)
+func AttendKV(out, q []float32, kv KV, nkeys int, s AttnShape, scores []float32) {
+	AttendKV2(out, q, kv, nkeys, KV{}, 0, s, scores)
 }
 
 // AttendKV2 attends over two blocks of rows as if they were one: the first
 // na rows of a, then the first nb rows of b (a shared, read-only voice
 // prefix and a stream's own rows, say). It gives bit for bit what Attend
 // gives on the na+nb rows laid out contiguously. scores holds at least
-// na+nb floats; AttendKVScratch(na+nb, headDim) floats also leave room for
+// na+nb floats; AttendKVScratch(na+nb, s.HeadDim) floats also leave room for
 // the rows of bfloat16 blocks the portable code widens, so no call
 // allocates.
-func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, heads, headDim int, scale float32, scores []float32) {
+func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, s AttnShape, scores []float32) {
+	heads, headDim, scale := s.Heads, s.HeadDim, s.Scale
 	d := heads * headDim
 	if heads < 0 || headDim < 0 || na < 0 || nb < 0 || len(q) < d || len(out) < d || len(scores) < na+nb {
 		panic(fmt.Sprintf("tensor.AttendKV2: out %d, q %d, scores %d too short for %d+%d keys of %d heads × %d", len(out), len(q), len(scores), na, nb, heads, headDim))

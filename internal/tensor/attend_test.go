@@ -84,7 +84,7 @@ func TestAttend(t *testing.T) {
 					for i := range out {
 						out[i] = float32(math.NaN()) // must be overwritten
 					}
-					Attend(out, q, keys, vals, tc.nkeys, tc.heads, tc.hd, stride, scale, make([]float32, tc.nkeys))
+					Attend(out, q, keys, vals, tc.nkeys, stride, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: scale}, make([]float32, tc.nkeys))
 					for i, v := range out {
 						if math.Abs(float64(v)-want[i]) > 2e-6 {
 							t.Fatalf("%+v %v threads=%d: out[%d] = %v, want %v", tc, im, threads, i, v, want[i])
@@ -121,9 +121,9 @@ func TestAttendRing(t *testing.T) {
 					copy(cv[j*stride:(j+1)*stride], vals[src*stride:(src+1)*stride])
 				}
 				want := make([]float32, heads*hd)
-				Attend(want, q, ck, cv, nkeys, heads, hd, stride, 0.125, make([]float32, nkeys))
+				Attend(want, q, ck, cv, nkeys, stride, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
 				got := make([]float32, heads*hd)
-				AttendRing(got, q, keys, vals, ring, first, nkeys, heads, hd, stride, 0.125, make([]float32, nkeys))
+				AttendRing(got, q, keys, vals, ring, first, nkeys, stride, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
 				if !bitsEqual(got, want) {
 					t.Fatalf("%v nkeys=%d first=%d: ring result differs from contiguous", im, nkeys, first)
 				}
@@ -156,13 +156,13 @@ func TestAttendKV(t *testing.T) {
 		for _, im := range impls() {
 			useImpl(t, im)
 			want := make([]float32, d)
-			Attend(want, q, pk, pv, tc.nkeys, tc.heads, tc.hd, d, 0.125, make([]float32, tc.nkeys))
+			Attend(want, q, pk, pv, tc.nkeys, d, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, tc.nkeys))
 			for _, threads := range []int{1, 2} {
 				SetThreads(threads)
 				for _, pmin := range []int{0, 1 << 30} {
 					parMinAttend = pmin
 					got := make([]float32, d)
-					AttendKV(got, q, kv, tc.nkeys, tc.heads, tc.hd, 0.125, make([]float32, tc.nkeys))
+					AttendKV(got, q, kv, tc.nkeys, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, tc.nkeys))
 					if !bitsEqual(got, want) {
 						t.Fatalf("%+v %v threads=%d: head-major result differs from Attend", tc, im, threads)
 					}
@@ -180,7 +180,7 @@ func TestAttendKV(t *testing.T) {
 							}
 						}
 						got2 := make([]float32, d)
-						AttendKV2(got2, q, kv, na, KV{K: bk, V: bv, Stride: tc.hd, HeadStride: bcap * tc.hd}, nb, tc.heads, tc.hd, 0.125, make([]float32, tc.nkeys))
+						AttendKV2(got2, q, kv, na, KV{K: bk, V: bv, Stride: tc.hd, HeadStride: bcap * tc.hd}, nb, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, tc.nkeys))
 						if !bitsEqual(got2, want) {
 							t.Fatalf("%+v %v threads=%d split %d+%d: two-block result differs from Attend", tc, im, threads, na, nb)
 						}
@@ -194,7 +194,7 @@ func TestAttendKV(t *testing.T) {
 			t.Error("AttendKV with a short cache did not panic")
 		}
 	}()
-	AttendKV(make([]float32, 8), make([]float32, 8), KV{K: make([]float32, 10), V: make([]float32, 10), Stride: 4, HeadStride: 5}, 3, 2, 4, 1, make([]float32, 3))
+	AttendKV(make([]float32, 8), make([]float32, 8), KV{K: make([]float32, 10), V: make([]float32, 10), Stride: 4, HeadStride: 5}, 3, AttnShape{Heads: 2, HeadDim: 4, Scale: 1}, make([]float32, 3))
 }
 
 // TestAttendKVBF16 checks bfloat16 caches in AttendKV2: each block may be
@@ -223,13 +223,13 @@ func TestAttendKVBF16(t *testing.T) {
 			for _, threads := range []int{1, 2} {
 				SetThreads(threads)
 				want := make([]float32, d)
-				AttendKV2(want, q, af, na, bf, nb, tc.heads, tc.hd, 0.125, make([]float32, tc.nkeys))
+				AttendKV2(want, q, af, na, bf, nb, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, tc.nkeys))
 				for _, c := range []struct {
 					name string
 					a, b KV
 				}{{"both", ab, bb}, {"prefix only", ab, bf}, {"own only", af, bb}} {
 					got := make([]float32, d)
-					AttendKV2(got, q, c.a, na, c.b, nb, tc.heads, tc.hd, 0.125, make([]float32, tc.nkeys))
+					AttendKV2(got, q, c.a, na, c.b, nb, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, tc.nkeys))
 					if !bitsEqual(got, want) {
 						t.Fatalf("%+v %v threads=%d %s: bfloat16 blocks differ from float32 ones", tc, im, threads, c.name)
 					}
@@ -269,13 +269,13 @@ func TestAttnScoresPosition(t *testing.T) {
 func TestAttendBadArgs(t *testing.T) {
 	for _, f := range []func(){
 		func() {
-			Attend(make([]float32, 8), make([]float32, 8), make([]float32, 15), make([]float32, 16), 2, 1, 8, 8, 1, make([]float32, 2))
+			Attend(make([]float32, 8), make([]float32, 8), make([]float32, 15), make([]float32, 16), 2, 8, AttnShape{Heads: 1, HeadDim: 8, Scale: 1}, make([]float32, 2))
 		},
 		func() {
-			Attend(make([]float32, 8), make([]float32, 8), make([]float32, 16), make([]float32, 16), 2, 1, 8, 8, 1, make([]float32, 1))
+			Attend(make([]float32, 8), make([]float32, 8), make([]float32, 16), make([]float32, 16), 2, 8, AttnShape{Heads: 1, HeadDim: 8, Scale: 1}, make([]float32, 1))
 		},
 		func() {
-			AttendRing(make([]float32, 8), make([]float32, 8), make([]float32, 16), make([]float32, 16), 2, 2, 1, 1, 8, 8, 1, make([]float32, 2))
+			AttendRing(make([]float32, 8), make([]float32, 8), make([]float32, 16), make([]float32, 16), 2, 2, 1, 8, AttnShape{Heads: 1, HeadDim: 8, Scale: 1}, make([]float32, 2))
 		},
 	} {
 		func() {
@@ -307,7 +307,7 @@ func BenchmarkAttend(b *testing.B) {
 				useThreads(b, threads)
 				b.SetBytes(int64(2 * tc.nkeys * tc.heads * tc.hd * 4))
 				for b.Loop() {
-					Attend(out, q, keys, vals, tc.nkeys, tc.heads, tc.hd, tc.stride, 0.125, sc)
+					Attend(out, q, keys, vals, tc.nkeys, tc.stride, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, sc)
 				}
 			})
 		}
@@ -379,7 +379,7 @@ func TestAttendKVInt8(t *testing.T) {
 					}{{"both", ai, bi}, {"own only", af, bi}, {"prefix only", ai, bf}} {
 						got := make([]float32, d+1)
 						got[d] = 42
-						AttendKV2(got[:d], q, c.a, na, c.b, nb, tc.heads, tc.hd, 0.125, make([]float32, AttendKVScratch(tc.nkeys, tc.hd)))
+						AttendKV2(got[:d], q, c.a, na, c.b, nb, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, AttendKVScratch(tc.nkeys, tc.hd)))
 						if got[d] != 42 {
 							t.Fatalf("%+v %v: wrote past the output", tc, im)
 						}
@@ -407,8 +407,8 @@ func TestAttendKVInt8(t *testing.T) {
 				hi[i] = i + 1
 			}
 			want, got := make([]float32, nb*d), make([]float32, nb*d)
-			AttendWindows(want, d, qs, d, bf, lo, hi, tc.heads, tc.hd, 0.125, nil)
-			AttendWindows(got, d, qs, d, bi, lo, hi, tc.heads, tc.hd, 0.125, nil)
+			AttendWindows(want, d, qs, d, bf, lo, hi, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, nil)
+			AttendWindows(got, d, qs, d, bi, lo, hi, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, nil)
 			if !bitsEqual(got, want) {
 				t.Fatalf("%+v %v: AttendWindows over int8 differs from the dequantized float32 block", tc, im)
 			}
@@ -444,9 +444,9 @@ func TestAttendKVInt8BadLayouts(t *testing.T) {
 				}()
 				out, q := make([]float32, 16), make([]float32, 16)
 				if call == "AttendKV2" {
-					AttendKV2(out, q, kv, 4, KV{}, 0, 2, 8, 1, make([]float32, 300))
+					AttendKV2(out, q, kv, 4, KV{}, 0, AttnShape{Heads: 2, HeadDim: 8, Scale: 1}, make([]float32, 300))
 				} else {
-					AttendWindows(out, 16, q, 16, kv, []int{0}, []int{4}, 2, 8, 1, nil)
+					AttendWindows(out, 16, q, 16, kv, []int{0}, []int{4}, AttnShape{Heads: 2, HeadDim: 8, Scale: 1}, nil)
 				}
 			}()
 		}
@@ -484,7 +484,7 @@ func BenchmarkAttendKV(b *testing.B) {
 				i := 0
 				for b.Loop() {
 					c := &caches[i%ncache]
-					AttendKV2(out, q, c.a, na, c.b, nb, heads, hd, 0.125, sc)
+					AttendKV2(out, q, c.a, na, c.b, nb, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, sc)
 					i++
 				}
 			})

@@ -211,7 +211,7 @@ func BenchmarkAttendCache(b *testing.B) {
 				useThreads(b, 1)
 				for b.Loop() {
 					for _, kv := range kvs {
-						AttendKV(out, q, kv, n, heads, hd, 0.125, sc)
+						AttendKV(out, q, kv, n, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, sc)
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sets), "ns/call")
@@ -267,7 +267,7 @@ func BenchmarkAttendWindowsRing(b *testing.B) {
 					useThreads(b, 1)
 					for b.Loop() {
 						for _, kv := range kvs {
-							AttendWindows(out, d, q, 3*d, kv, lo, hi, heads, hd, 0.125, &sc)
+							AttendWindows(out, d, q, 3*d, kv, lo, hi, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, &sc)
 						}
 					}
 					b.ReportMetric(float64(macs*sets)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GMAC/s")

@@ -55,7 +55,7 @@ func linear(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 		return
 	}
 	if w.pdot != nil {
-		linearDot(y, x, m, w, bias, serial)
+		linearBF16Dot(y, x, m, w, bias, serial)
 		return
 	}
 	if w.pq != nil {
@@ -211,4 +211,19 @@ func dotGeneric(a, b []float32) float32 {
 		s0 += a[i] * b[i]
 	}
 	return (s0 + s1) + (s2 + s3)
+}
+
+// gemmTile is one generated kernel: rows×cols outputs per call. The types
+// of the kernel tables are declared on every build so that the functions
+// that return them (i8SetFor) have one signature everywhere.
+type gemmTile[T float32 | uint16 | int8] struct {
+	rows, cols int
+	fn         func(a *float32, lda int, w *T, wp int, k int, c *float32, ldc int, bias *float32)
+}
+
+// gemmSet indexes the tiles of one instruction set and weight type.
+type gemmSet[T float32 | uint16 | int8] struct {
+	maxRows int
+	widths  []int                                                                                  // distinct tile widths, widest first
+	byWidth [][]func(a *float32, lda int, w *T, wp int, k int, c *float32, ldc int, bias *float32) // [width][rows-1]
 }

@@ -33,19 +33,6 @@ func implAvailable(i impl) bool {
 // simdGEMM reports whether Linear has SIMD kernels for packed weights.
 func simdGEMM() bool { return active != implGeneric }
 
-// gemmTile is one generated kernel: rows×cols outputs per call.
-type gemmTile[T float32 | uint16 | int8] struct {
-	rows, cols int
-	fn         func(a *float32, lda int, w *T, wp int, k int, c *float32, ldc int, bias *float32)
-}
-
-// gemmSet indexes the tiles of one instruction set and weight type.
-type gemmSet[T float32 | uint16 | int8] struct {
-	maxRows int
-	widths  []int                                                                                  // distinct tile widths, widest first
-	byWidth [][]func(a *float32, lda int, w *T, wp int, k int, c *float32, ldc int, bias *float32) // [width][rows-1]
-}
-
 func newGemmSet[T float32 | uint16 | int8](tiles []gemmTile[T]) *gemmSet[T] {
 	s := &gemmSet[T]{}
 	for _, t := range tiles {
@@ -78,10 +65,10 @@ var (
 	gemmSetsBF16 = map[impl]*gemmSet[uint16]{}
 )
 
-// dotSet indexes the bfloat16 dot-product tiles; hasBF16Dot says whether
+// bf16DotSet indexes the bfloat16 dot-product tiles; hasBF16Dot says whether
 // the CPU runs them.
 var (
-	dotSet     = newGemmSet(dotTiles)
+	bf16DotSet = newGemmSet(bf16DotTiles)
 	hasBF16Dot = implAvailable(implAVX512) && cpu.X86.HasAVX512BF16
 
 	// i8Sets holds the int8 tiles per kernel set, where the CPU runs them:
@@ -164,13 +151,13 @@ func cvtBF16SIMD(dst []uint16, src []float32) int {
 	return n
 }
 
-// linearDotSIMD runs a dot-packed Linear on the VDPBF16PS kernels if the CPU
+// linearBF16DotSIMD runs a PackBF16Dot Linear on the VDPBF16PS kernels if the CPU
 // has them and the AVX-512 kernels are active.
-func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32, serial bool) bool {
+func linearBF16DotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32, serial bool) bool {
 	if !HasBF16Dot() {
 		return false
 	}
-	j := dotJob(dotSet, y, xb, m, w, bias)
+	j := bf16DotJob(bf16DotSet, y, xb, m, w, bias)
 	j.serial = serial
 	j.run1()
 	return true
@@ -308,9 +295,9 @@ type padBuf struct {
 
 var padPool = sync.Pool{New: func() any { return new(padBuf) }}
 
-// dotJob prepares the panel job of a dot-product Linear: the bfloat16 rows
+// bf16DotJob prepares the panel job of a dot-product Linear: the bfloat16 rows
 // are read by the kernels as float32-sized pairs.
-func dotJob(set *gemmSet[uint16], y []float32, xb []uint16, m int, w *Mat, bias []float32) linearJob[uint16] {
+func bf16DotJob(set *gemmSet[uint16], y []float32, xb []uint16, m int, w *Mat, bias []float32) linearJob[uint16] {
 	kp := dotK(w.Cols) / 2
 	pairs := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xb))), m*kp)
 	return linearJob[uint16]{set: set, y: y, x: pairs, m: m, wd: w.pdot, n: w.Rows,

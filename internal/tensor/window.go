@@ -6,178 +6,6 @@ import (
 	"slices"
 )
 
-// KV is a block of cached key and value rows for AttendWindows: head h of
-// row r is K[r·Stride + h·HeadStride :][:headDim] (and likewise in V). With
-// HeadStride 0 the heads of a row are adjacent (HeadStride = head size):
-// Stride is d for a plain [rows, d] cache and 3d for the rows of a fused
-// q|k|v buffer. A head-major cache [heads][rows][headDim] has Stride =
-// headDim and HeadStride = rows·headDim, which keeps the keys a head reads
-// contiguous. Keys are addressed by a logical index j: row j itself, or with
-// Ring > 0, row (First+j) mod Ring of a ring buffer of Ring rows.
-//
-// K16 and V16, when set instead of K and V, hold the keys and values as
-// bfloat16 (same layout): half the memory, read and widened exactly, so the
-// result is AttendWindows's over the widened values, bit for bit. Only
-// AttendWindows reads them.
-//
-// Dot (with K16, and an even head size) computes the scores as bfloat16 dot
-// products, the bfloat16 mode's arithmetic for products: the query is
-// rounded to bfloat16 (nearest even, denormals to zero) and each score is
-// one chain over pairs of head dimensions, (acc + q₁k₁) + q₀k₀ with every
-// sum rounded to float32 and denormals flushed (VDPBF16PS's definition),
-// from zero, then times scale. The rest of the contract is unchanged.
-//
-// DotPV (with Dot) computes the weighted sums as bfloat16 dot products
-// too, over values stored in row pairs: physical rows 2m and 2m+1 of a head
-// interleaved, element c of row r of head h at
-//
-//	V16[h·HeadStride + (r−r%2)·hd + 2c + r%2]
-//
-// (keys stay as above). It needs the head-major layout (Stride = hd,
-// HeadStride at least rows·hd) and pairs that never straddle: an even Ring,
-// or without a ring values for an even number of rows (the keys' rows
-// rounded up). Each probability p_j is rounded to bfloat16 (as the queries
-// are), and each output value is one chain over the pairs of rows that
-// overlap the row's window, in order, (acc + p₁v₁) + p₀v₀ with every sum
-// rounded to float32 and denormals flushed (VDPBF16PS's definition), from
-// zero; the key of a pair outside the window enters with p = 0, so its
-// value must be finite (the only way a key outside a window can touch a
-// result). Pairs follow physical rows, so a ring whose rows are positions
-// modulo an even Ring pairs keys exactly as a whole sequence from position
-// 0 does.
-//
-// K8 and V8, when set instead, hold the keys and values as signed bytes,
-// each head of a row with its own float32 scale: head h of row r stands for
-// K8[o:o+headDim]·KS[o/headDim], o = r·Stride + h·HeadStride (likewise V8
-// and VS), as QuantizeI8 writes them. They need the head-major layout
-// (Stride = headDim, HeadStride a multiple of headDim covering the rows)
-// and no ring. AttendKV
-// and AttendKV2 read them directly: a score is ((q·k)·scale)·ks, k the bytes
-// widened exactly, and the weight of a value row p·vs, both rounded to
-// float32. AttendWindows dequantizes them (k·ks, rounded to float32) and
-// attends over those float32 values.
-type KV struct {
-	K, V       []float32
-	K16, V16   []uint16
-	K8, V8     []int8
-	KS, VS     []float32
-	Stride     int
-	HeadStride int // 0: the head size
-	Ring       int // 0: no ring
-	First      int // ring row of logical key 0; 0 <= First < Ring
-	Dot        bool
-	DotPV      bool
-}
-
-// headStride returns the offset between heads of a row.
-func (kv *KV) headStride(hd int) int {
-	if kv.HeadStride == 0 {
-		return hd
-	}
-	return kv.HeadStride
-}
-
-// bf16 reports whether the keys and values are stored as bfloat16.
-func (kv *KV) bf16() bool { return kv.K16 != nil }
-
-// i8 reports whether the keys and values are stored as scaled bytes.
-func (kv *KV) i8() bool { return kv.K8 != nil }
-
-// checkI8 returns why the int8 block kv cannot hold rows rows of heads ×
-// hd, or "".
-func (kv *KV) checkI8(rows, heads, hd int) string {
-	switch {
-	case kv.K != nil || kv.V != nil || kv.K16 != nil || kv.V16 != nil || kv.V8 == nil || kv.KS == nil || kv.VS == nil:
-		return "int8 keys need int8 values, both with scales, and no other storage"
-	case kv.Ring != 0 || kv.Dot || kv.DotPV || hd < 1 || kv.Stride != hd || kv.HeadStride%hd != 0 || kv.HeadStride < 0:
-		return fmt.Sprintf("int8 keys need the head-major layout without a ring (stride %d, head stride %d, head size %d)", kv.Stride, kv.HeadStride, hd)
-	}
-	if rows == 0 || heads == 0 {
-		return ""
-	}
-	if heads > 1 && kv.headStride(hd) < rows*hd {
-		return fmt.Sprintf("int8 keys need the head-major layout: head stride %d overlaps %d rows of %d", kv.HeadStride, rows, hd)
-	}
-	end := (rows-1)*kv.Stride + (heads-1)*kv.headStride(hd)
-	if len(kv.K8) < end+hd || len(kv.V8) < end+hd || len(kv.KS) <= end/hd || len(kv.VS) <= end/hd {
-		return fmt.Sprintf("int8 keys %d / values %d / scales %d, %d too short for %d rows of %d heads × %d", len(kv.K8), len(kv.V8), len(kv.KS), len(kv.VS), rows, heads, hd)
-	}
-	return ""
-}
-
-// dequantI8 returns the float32 values of the first rows rows of the int8
-// block kv (heads × hd each), head-major in buf (grown as needed).
-func (kv *KV) dequantI8(rows, heads, hd int, buf *[]float32) KV {
-	per := rows * hd
-	if cap(*buf) < 2*heads*per {
-		*buf = make([]float32, 2*heads*per)
-	}
-	b := (*buf)[:2*heads*per]
-	hs := kv.headStride(hd)
-	for h := range heads {
-		o := h * hs
-		dequantRows(b[h*per:(h+1)*per], kv.K8[o:o+per], kv.KS[o/hd:o/hd+rows], hd)
-		dequantRows(b[(heads+h)*per:(heads+h+1)*per], kv.V8[o:o+per], kv.VS[o/hd:o/hd+rows], hd)
-	}
-	return KV{K: b[:heads*per], V: b[heads*per:], Stride: hd, HeadStride: per}
-}
-
-// dequantRows sets dst[r·hd+c] = float32(q[r·hd+c])·s[r] for the len(s)
-// rows.
-func dequantRows(dst []float32, q []int8, s []float32, hd int) {
-	if dequantRowsSIMD(dst, q, s, hd) {
-		return
-	}
-	for r, f := range s {
-		dequantRow(dst[r*hd:(r+1)*hd], q[r*hd:(r+1)*hd], f)
-	}
-}
-
-// dequantRow sets dst[i] = float32(q[i])·s.
-func dequantRow(dst []float32, q []int8, s float32) {
-	for i, v := range q[:len(dst)] {
-		dst[i] = float32(v) * s
-	}
-}
-
-// rows8 widens n rows of hd signed bytes of src, from element offset o and
-// Stride apart, into buf [n][hd] (their exact values, unscaled) and returns
-// it.
-func (kv *KV) rows8(src []int8, o, n, hd int, buf []float32) []float32 {
-	for i := range n {
-		row := src[o+i*kv.Stride : o+i*kv.Stride+hd]
-		for c, v := range row {
-			buf[i*hd+c] = float32(v)
-		}
-	}
-	return buf[:n*hd]
-}
-
-// rows16 widens n rows of hd bfloat16 values of src, from element offset o
-// and Stride apart, into buf [n][hd] and returns it.
-func (kv *KV) rows16(src []uint16, o, n, hd int, buf []float32) []float32 {
-	if kv.Stride == hd { // contiguous rows (a head-major ring)
-		WidenBF16(buf[:n*hd], src[o:o+n*hd])
-		return buf[:n*hd]
-	}
-	for i := range n {
-		WidenBF16(buf[i*hd:(i+1)*hd], src[o+i*kv.Stride:o+i*kv.Stride+hd])
-	}
-	return buf[:n*hd]
-}
-
-// row returns the physical row of logical key j.
-func (kv *KV) row(j int) int {
-	if kv.Ring == 0 {
-		return j
-	}
-	r := kv.First + j
-	if r >= kv.Ring {
-		r -= kv.Ring
-	}
-	return r
-}
-
 // AttnScratch holds the temporary buffers of AttendWindows. The zero value
 // is ready to use; keep one per goroutine and reuse it so that steady calls
 // do not allocate.
@@ -191,8 +19,9 @@ type AttnScratch struct {
 // Floats returns the number of float32 values the scratch holds.
 func (sc *AttnScratch) Floats() int { return len(sc.buf) }
 
-// AttendWindows computes multi-head attention for nq = len(lo) query rows,
-// each with its own window of keys: row i (query q[i·ldq : i·ldq+d], result
+// AttendWindows computes multi-head attention (heads and scale as s says)
+// for nq = len(lo) query rows, each with its own window of keys: row i
+// (query q[i·ldq : i·ldq+d], result
 // out[i·ldo : i·ldo+d]) attends the logical keys lo[i] <= j < hi[i] of kv,
 // head by head as Attend does:
 //
@@ -220,7 +49,8 @@ func (sc *AttnScratch) Floats() int { return len(sc.buf) }
 //
 // sc may be nil (a temporary is allocated). Large calls are spread over the
 // worker pool; inconsistent arguments panic.
-func AttendWindows(out []float32, ldo int, q []float32, ldq int, kv KV, lo, hi []int, heads, headDim int, scale float32, sc *AttnScratch) {
+func AttendWindows(out []float32, ldo int, q []float32, ldq int, kv KV, lo, hi []int, s AttnShape, sc *AttnScratch) {
+	heads, headDim, scale := s.Heads, s.HeadDim, s.Scale
 	nq := len(lo)
 	d := heads * headDim
 	checkWindows(out, ldo, q, ldq, &kv, lo, hi, heads, headDim)

@@ -121,7 +121,7 @@ func runWindows(c *windowCase, q []float32, kv KV, scale float32, sc *AttnScratc
 	for i := range out {
 		out[i] = float32(math.NaN()) // must be overwritten
 	}
-	AttendWindows(out, d, q, d, kv, c.lo, c.hi, c.heads, c.hd, scale, sc)
+	AttendWindows(out, d, q, d, kv, c.lo, c.hi, AttnShape{Heads: c.heads, HeadDim: c.hd, Scale: scale}, sc)
 	return out
 }
 
@@ -263,27 +263,28 @@ func TestAttendWindowsIsolation(t *testing.T) {
 func TestAttendWindowsBadArgs(t *testing.T) {
 	kv := KV{K: make([]float32, 32), V: make([]float32, 32), Stride: 8}
 	q, out := make([]float32, 16), make([]float32, 16)
+	one := AttnShape{Heads: 1, HeadDim: 8, Scale: 1}
 	for name, f := range map[string]func(){
-		"lo/hi lengths": func() { AttendWindows(out, 8, q, 8, kv, []int{0}, []int{1, 2}, 1, 8, 1, nil) },
-		"reversed":      func() { AttendWindows(out, 8, q, 8, kv, []int{2}, []int{1}, 1, 8, 1, nil) },
-		"negative lo":   func() { AttendWindows(out, 8, q, 8, kv, []int{-1}, []int{1}, 1, 8, 1, nil) },
-		"past keys":     func() { AttendWindows(out, 8, q, 8, kv, []int{0}, []int{5}, 1, 8, 1, nil) },
-		"short q":       func() { AttendWindows(out, 8, q[:15], 8, kv, []int{0, 0}, []int{1, 1}, 1, 8, 1, nil) },
-		"short stride":  func() { AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 4}, []int{0}, []int{1}, 1, 8, 1, nil) },
+		"lo/hi lengths": func() { AttendWindows(out, 8, q, 8, kv, []int{0}, []int{1, 2}, one, nil) },
+		"reversed":      func() { AttendWindows(out, 8, q, 8, kv, []int{2}, []int{1}, one, nil) },
+		"negative lo":   func() { AttendWindows(out, 8, q, 8, kv, []int{-1}, []int{1}, one, nil) },
+		"past keys":     func() { AttendWindows(out, 8, q, 8, kv, []int{0}, []int{5}, one, nil) },
+		"short q":       func() { AttendWindows(out, 8, q[:15], 8, kv, []int{0, 0}, []int{1, 1}, one, nil) },
+		"short stride":  func() { AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 4}, []int{0}, []int{1}, one, nil) },
 		"ring first": func() {
-			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 8, Ring: 4, First: 4}, []int{0}, []int{1}, 1, 8, 1, nil)
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 8, Ring: 4, First: 4}, []int{0}, []int{1}, one, nil)
 		},
 		"past ring": func() {
-			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 8, Ring: 2}, []int{0}, []int{3}, 1, 8, 1, nil)
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 8, Ring: 2}, []int{0}, []int{3}, one, nil)
 		},
 		"short ring": func() {
-			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 8, Ring: 5}, []int{0}, []int{3}, 1, 8, 1, nil)
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 8, Ring: 5}, []int{0}, []int{3}, one, nil)
 		},
 		"head stride": func() {
-			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 4, HeadStride: 16}, []int{0}, []int{5}, 2, 4, 1, nil)
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 4, HeadStride: 16}, []int{0}, []int{5}, AttnShape{Heads: 2, HeadDim: 4, Scale: 1}, nil)
 		},
 		"negative head stride": func() {
-			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 4, HeadStride: -4}, []int{0}, []int{1}, 2, 4, 1, nil)
+			AttendWindows(out, 8, q, 8, KV{K: kv.K, V: kv.V, Stride: 4, HeadStride: -4}, []int{0}, []int{1}, AttnShape{Heads: 2, HeadDim: 4, Scale: 1}, nil)
 		},
 	} {
 		func() {
@@ -296,7 +297,7 @@ func TestAttendWindowsBadArgs(t *testing.T) {
 		}()
 	}
 	// Nothing to do is fine.
-	AttendWindows(nil, 0, nil, 0, KV{}, nil, nil, 4, 64, 1, nil)
+	AttendWindows(nil, 0, nil, 0, KV{}, nil, nil, AttnShape{Heads: 4, HeadDim: 64, Scale: 1}, nil)
 }
 
 // TestAttendWindowsMatchesAttend: for full-precision agreement with the
@@ -309,9 +310,9 @@ func TestAttendWindowsMatchesAttend(t *testing.T) {
 	for _, im := range impls() {
 		useImpl(t, im)
 		want := make([]float32, d)
-		Attend(want, q, k, v, nkeys, heads, hd, d, 0.125, make([]float32, nkeys))
+		Attend(want, q, k, v, nkeys, d, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
 		got := make([]float32, d)
-		AttendWindows(got, d, q, d, KV{K: k, V: v, Stride: d}, []int{0}, []int{nkeys}, heads, hd, 0.125, nil)
+		AttendWindows(got, d, q, d, KV{K: k, V: v, Stride: d}, []int{0}, []int{nkeys}, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, nil)
 		for i := range got {
 			if math.Abs(float64(got[i]-want[i])) > 1e-6 {
 				t.Fatalf("%v: out[%d] = %v, Attend %v", im, i, got[i], want[i])
@@ -347,7 +348,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 				var sc AttnScratch
 				b.ReportAllocs()
 				for b.Loop() {
-					AttendWindows(out, d, q, 3*d, KV{K: k, V: v, Stride: d}, lo, hi, heads, hd, 0.125, &sc)
+					AttendWindows(out, d, q, 3*d, KV{K: k, V: v, Stride: d}, lo, hi, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, &sc)
 				}
 			})
 			// Head-major, as the codec's rings: float32, bfloat16, and
@@ -378,7 +379,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 					var sc AttnScratch
 					b.ReportAllocs()
 					for b.Loop() {
-						AttendWindows(out, d, q, 3*d, kv.kv, lo, hi, heads, hd, 0.125, &sc)
+						AttendWindows(out, d, q, 3*d, kv.kv, lo, hi, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, &sc)
 					}
 				})
 			}
@@ -387,7 +388,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 				sc := make([]float32, tc.nkeys)
 				for b.Loop() {
 					for i := range tc.rows {
-						Attend(out[i*d:], q[i*3*d:], k[lo[i]*d:], v[lo[i]*d:], hi[i]-lo[i], heads, hd, d, 0.125, sc)
+						Attend(out[i*d:], q[i*3*d:], k[lo[i]*d:], v[lo[i]*d:], hi[i]-lo[i], d, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, sc)
 					}
 				}
 			})
@@ -452,7 +453,7 @@ func TestAttendWindowsBF16(t *testing.T) {
 			t.Fatal("no panic for float32 keys with bfloat16 values")
 		}
 	}()
-	AttendWindows(make([]float32, 4), 4, make([]float32, 4), 4, KV{K: make([]float32, 4), V16: make([]uint16, 4), Stride: 4}, []int{0}, []int{1}, 1, 4, 1, nil)
+	AttendWindows(make([]float32, 4), 4, make([]float32, 4), 4, KV{K: make([]float32, 4), V16: make([]uint16, 4), Stride: 4}, []int{0}, []int{1}, AttnShape{Heads: 1, HeadDim: 4, Scale: 1}, nil)
 }
 
 // TestWidenBF16 checks the vector widening against the definition on every
@@ -581,7 +582,7 @@ func TestAttendWindowsDot(t *testing.T) {
 					t.Errorf("Dot with %d-wide heads, bf16 %v: no panic", tc.hd, tc.kv.bf16())
 				}
 			}()
-			AttendWindows(make([]float32, tc.hd), tc.hd, make([]float32, tc.hd), tc.hd, tc.kv, []int{0}, []int{1}, 1, tc.hd, 1, nil)
+			AttendWindows(make([]float32, tc.hd), tc.hd, make([]float32, tc.hd), tc.hd, tc.kv, []int{0}, []int{1}, AttnShape{Heads: 1, HeadDim: tc.hd, Scale: 1}, nil)
 		}()
 	}
 }
@@ -706,7 +707,7 @@ func TestAttendWindowsDotPV(t *testing.T) {
 					t.Errorf("%s: no panic", name)
 				}
 			}()
-			AttendWindows(make([]float32, 8), 8, make([]float32, 8), 8, kv, []int{0}, []int{1}, 2, 4, 1, nil)
+			AttendWindows(make([]float32, 8), 8, make([]float32, 8), 8, kv, []int{0}, []int{1}, AttnShape{Heads: 2, HeadDim: 4, Scale: 1}, nil)
 		}()
 	}
 }

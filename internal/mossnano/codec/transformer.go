@@ -311,7 +311,7 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 			})
 			kv = tensor.KV{K16: k16, V16: v16, Stride: hd, HeadStride: me * hd, Dot: true, DotPV: true}
 		}
-		tensor.AttendWindows(att, d, qkv, 3*d, kv, lo, hi, t.heads, t.hd, t.scale, &w.attn)
+		tensor.AttendWindows(att, d, qkv, 3*d, kv, lo, hi, tensor.AttnShape{Heads: t.heads, HeadDim: t.hd, Scale: t.scale}, &w.attn)
 	}
 	clear(att[m*d : n*d])
 }
@@ -344,7 +344,7 @@ func (t *transformer) attendRing(att, qkv []float32, n, pos0 int, rs *ringState,
 			hi[i] = p + 1 - base
 		}
 		kv.First = base % rs.ring
-		tensor.AttendWindows(att[i0*d:], d, qkv[3*i0*d:], 3*d, kv, lo, hi, t.heads, t.hd, t.scale, &w.attn)
+		tensor.AttendWindows(att[i0*d:], d, qkv[3*i0*d:], 3*d, kv, lo, hi, tensor.AttnShape{Heads: t.heads, HeadDim: t.hd, Scale: t.scale}, &w.attn)
 	}
 }
 

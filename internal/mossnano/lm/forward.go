@@ -7,49 +7,29 @@ import (
 )
 
 // kvCache holds the keys (after RoPE) and values of one sequence for every
-// layer of a stack, head-major: head h of position p is at
-// k[layer][(h·cap + p)·hd :][:hd], so each head's keys are contiguous. Both
-// attention kernels read either layout (tensor.KV); for a decode step the
-// two measured the same, even with the cache out of the processor's caches.
+// layer of a stack, one tensor.KV block per layer, head-major: head h of
+// position p at element (h·cap + p)·hd, so each head's keys are contiguous.
+// Both attention kernels read either layout (tensor.KV); for a decode step
+// the two measured the same, even with the cache out of the processor's
+// caches.
 //
-// With store kvBF16 (Options.BF16Dot) the same layout holds bfloat16 values
-// in k16 and v16 instead, rounded as tensor.RoundBF16 does: half the memory.
-// With kvI8 (the global stack under Options.Int8) it holds signed bytes in
-// k8 and v8, each head of a position quantized with its own scale
-// (tensor.QuantizeI8), the scales in ks and vs at [h·cap + p]: a quarter of
-// the memory, and of the bytes a decode step's attention reads.
+// With store tensor.KVBFloat16 (Options.BF16Dot) the blocks hold bfloat16
+// values, rounded as tensor.RoundBF16 does: half the memory. With
+// tensor.KVInt8 (the global stack under Options.Int8) they hold signed
+// bytes, each head of a position quantized with its own scale
+// (tensor.QuantizeI8): a quarter of the memory, and of the bytes a decode
+// step's attention reads.
 type kvCache struct {
-	k, v     [][]float32
-	k16, v16 [][]uint16
-	k8, v8   [][]int8
-	ks, vs   [][]float32
-	store    kvStore
-	n        int // positions filled
-	cap      int // positions per head
-	nh       int // heads
-	hd       int // head size
+	layers []tensor.KV
+	store  tensor.KVStore
+	n      int // positions filled
+	cap    int // positions per head
+	nh     int // heads
+	hd     int // head size
 }
 
-// kvStore is how a kvCache stores its values.
-type kvStore uint8
-
-const (
-	kvF32 kvStore = iota
-	kvBF16
-	kvI8
-)
-
-func newKVCache(layers, heads, headDim, capacity int, store kvStore) *kvCache {
-	c := &kvCache{nh: heads, hd: headDim, store: store}
-	switch store {
-	case kvBF16:
-		c.k16, c.v16 = make([][]uint16, layers), make([][]uint16, layers)
-	case kvI8:
-		c.k8, c.v8 = make([][]int8, layers), make([][]int8, layers)
-		c.ks, c.vs = make([][]float32, layers), make([][]float32, layers)
-	default:
-		c.k, c.v = make([][]float32, layers), make([][]float32, layers)
-	}
+func newKVCache(layers, heads, headDim, capacity int, store tensor.KVStore) *kvCache {
+	c := &kvCache{layers: make([]tensor.KV, layers), nh: heads, hd: headDim, store: store}
 	c.alloc(max(capacity, 1))
 	return c
 }
@@ -58,35 +38,14 @@ func newKVCache(layers, heads, headDim, capacity int, store kvStore) *kvCache {
 // ones. All layers share one allocation, so that it is big enough for huge
 // pages (fresh 4 KiB pages cost a fault each on the first write).
 func (c *kvCache) alloc(capacity int) {
-	switch c.store {
-	case kvBF16:
-		c.k16, c.v16 = allocKV(c.k16, c.v16, tensor.MakeHuge16, c.n, c.cap, capacity, c.nh, c.hd)
-	case kvI8:
-		c.k8, c.v8 = allocKV(c.k8, c.v8, tensor.MakeHuge8, c.n, c.cap, capacity, c.nh, c.hd)
-		c.ks, c.vs = allocKV(c.ks, c.vs, tensor.MakeHuge, c.n, c.cap, capacity, c.nh, 1)
-	default:
-		c.k, c.v = allocKV(c.k, c.v, tensor.MakeHuge, c.n, c.cap, capacity, c.nh, c.hd)
-	}
-	c.cap = capacity
-}
-
-// allocKV returns new per-layer key and value slices of capacity positions
-// holding the first n positions of k and v (capacity old).
-func allocKV[T float32 | uint16 | int8](k, v [][]T, mk func(int) []T, n, old, capacity, nh, hd int) ([][]T, [][]T) {
-	per := nh * capacity * hd
-	slab := mk(2 * len(k) * per)
-	nk, nv := make([][]T, len(k)), make([][]T, len(v))
-	for l := range k {
-		kl, vl := slab[2*l*per:(2*l+1)*per:(2*l+1)*per], slab[(2*l+1)*per:(2*l+2)*per:(2*l+2)*per]
-		for h := range nh {
-			if n > 0 {
-				copy(kl[h*capacity*hd:h*capacity*hd+n*hd], k[l][h*old*hd:])
-				copy(vl[h*capacity*hd:h*capacity*hd+n*hd], v[l][h*old*hd:])
-			}
+	layers := tensor.MakeHeadMajorKVs(c.store, len(c.layers), c.nh, capacity, c.hd)
+	if c.n > 0 {
+		for l := range layers {
+			layers[l].CopyRows(&c.layers[l], c.n, c.nh, c.hd)
 		}
-		nk[l], nv[l] = kl, vl
 	}
-	return nk, nv
+	c.layers = layers
+	c.cap = capacity
 }
 
 // reset empties the cache, keeping its memory.
@@ -104,47 +63,18 @@ func (c *kvCache) reserve(n int) {
 // put stores the key and value rows (all heads, [heads·hd]) of position p of
 // layer l.
 func (c *kvCache) put(l, p int, k, v []float32) {
+	kv := &c.layers[l]
 	for h := range c.nh {
-		o := (h*c.cap + p) * c.hd
-		kh, vh := k[h*c.hd:(h+1)*c.hd], v[h*c.hd:(h+1)*c.hd]
-		switch c.store {
-		case kvBF16:
-			tensor.RoundBF16(c.k16[l][o:o+c.hd], kh)
-			tensor.RoundBF16(c.v16[l][o:o+c.hd], vh)
-		case kvI8:
-			c.ks[l][h*c.cap+p] = tensor.QuantizeI8(c.k8[l][o:o+c.hd], kh)
-			c.vs[l][h*c.cap+p] = tensor.QuantizeI8(c.v8[l][o:o+c.hd], vh)
-		default:
-			copy(c.k[l][o:o+c.hd], kh)
-			copy(c.v[l][o:o+c.hd], vh)
-		}
+		kv.Put((h*c.cap+p)*c.hd, k[h*c.hd:(h+1)*c.hd], v[h*c.hd:(h+1)*c.hd])
 	}
 }
 
 // kv returns layer l's keys and values for the attention kernels.
-func (c *kvCache) kv(l int) tensor.KV {
-	kv := tensor.KV{Stride: c.hd, HeadStride: c.cap * c.hd}
-	switch c.store {
-	case kvBF16:
-		kv.K16, kv.V16 = c.k16[l], c.v16[l]
-	case kvI8:
-		kv.K8, kv.V8, kv.KS, kv.VS = c.k8[l], c.v8[l], c.ks[l], c.vs[l]
-	default:
-		kv.K, kv.V = c.k[l], c.v[l]
-	}
-	return kv
-}
+func (c *kvCache) kv(l int) tensor.KV { return c.layers[l] }
 
 // bytes returns the memory in use by the cached positions.
 func (c *kvCache) bytes() int64 {
-	per := int64(c.n * c.nh * c.hd) // values per layer, keys or values
-	switch c.store {
-	case kvBF16:
-		return int64(2*len(c.k16)) * per * 2
-	case kvI8:
-		return int64(2*len(c.k8)) * (per + int64(c.n*c.nh)*4)
-	}
-	return int64(2*len(c.k)) * per * 4
+	return int64(2*len(c.layers)) * int64(c.n*c.nh) * int64(c.store.HeadBytes(c.hd))
 }
 
 // seqRows describes the rows of one sequence inside a batched forward: n new
@@ -242,7 +172,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 				// After a shared prefix: the row attends over all of it,
 				// then over its own rows up to itself.
 				ws.scores = grow(ws.scores, tensor.AttendKVScratch(base+p0+1, hd))
-				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), base, c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
+				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), base, c.kv(l), p0+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, ws.scores)
 			case sq.pre != nil:
 				// A prompt after a shared prefix: the same attention row
 				// by row, after this loop, with every such row of the step.
@@ -255,14 +185,14 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 				// once). Which one a row gets depends only on its own
 				// sequence, never on the batch.
 				ws.scores = grow(ws.scores, tensor.AttendKVScratch(p0+1, hd))
-				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, nh, hd, b.scale, ws.scores)
+				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, ws.scores)
 			default:
 				ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]
 				for t := range sq.n {
 					ws.lo = append(ws.lo, 0)
 					ws.hi = append(ws.hi, p0+t+1)
 				}
-				tensor.AttendWindows(ws.att[r*H:], H, ws.qkv[r*3*H:], 3*H, c.kv(l), ws.lo, ws.hi, nh, hd, b.scale, &ws.attn)
+				tensor.AttendWindows(ws.att[r*H:], H, ws.qkv[r*3*H:], 3*H, c.kv(l), ws.lo, ws.hi, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, &ws.attn)
 			}
 			r += sq.n
 		}
@@ -349,7 +279,7 @@ func (m *Model) attendPrompts(l int, scale float32, seqs []seqRows, ws *workspac
 			sq := &seqs[p.seq]
 			for t := max(lo-first, 0); t < min(hi-first, sq.n); t++ {
 				r, p0 := p.row+t, sq.cache.n
-				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), sq.base(), sq.cache.kv(l), p0+t+1, nh, hd, scale, *sc)
+				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), sq.base(), sq.cache.kv(l), p0+t+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: scale}, *sc)
 			}
 			first += sq.n
 		}

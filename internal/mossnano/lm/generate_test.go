@@ -143,7 +143,7 @@ func testPrefixEqualsFullPrompt(t *testing.T, m *Model, fixture string, dot bool
 	}
 	// Bytes per cached value: float32, bfloat16, or a byte plus a float32
 	// scale per head.
-	size := map[kvStore]float64{kvF32: 4, kvBF16: 2, kvI8: 1 + 4/float64(m.Config.HeadDim())}[m.globalKV]
+	size := map[tensor.KVStore]float64{tensor.KVFloat32: 4, tensor.KVBFloat16: 2, tensor.KVInt8: 1 + 4/float64(m.Config.HeadDim())}[m.globalKV]
 	if rows := pre.Rows(); rows != len(m.PrefixRows(g.RefCodes))/(m.Config.NVQ+1) ||
 		float64(pre.Bytes()) != 2*float64(m.Config.GPT2.NLayer*rows*m.Config.Hidden())*size {
 		t.Fatalf("prefix rows %d bytes %d", pre.Rows(), pre.Bytes())
@@ -485,23 +485,11 @@ func TestInt8CloseToF32(t *testing.T) {
 // cacheValue returns element i of head h of position p of layer l's keys
 // (or values) as c stores it.
 func cacheValue(c *kvCache, l int, key bool, h, p, i int) float32 {
-	o := (h*c.cap+p)*c.hd + i
-	switch c.store {
-	case kvBF16:
-		if key {
-			return tensor.BF16ToF32(c.k16[l][o])
-		}
-		return tensor.BF16ToF32(c.v16[l][o])
-	case kvI8:
-		if key {
-			return float32(c.k8[l][o]) * c.ks[l][h*c.cap+p]
-		}
-		return float32(c.v8[l][o]) * c.vs[l][h*c.cap+p]
-	}
+	k, v := c.layers[l].At((h*c.cap+p)*c.hd+i, c.hd)
 	if key {
-		return c.k[l][o]
+		return k
 	}
-	return c.v[l][o]
+	return v
 }
 
 // testCloseToF32 compares the prompt's cache computed with opts to the
@@ -535,10 +523,10 @@ func testCloseToF32(t *testing.T, opts Options, tol float64, bytesPerWeight int6
 		}
 	}
 	exact, fast := caches[0], caches[1]
-	if want := map[bool]kvStore{false: kvBF16, true: kvI8}[opts.Matmul == tensor.Int8]; fast.store != want || exact.store != kvF32 {
-		t.Fatalf("caches store %d and %d, want %d and %d", exact.store, fast.store, kvF32, want)
+	if want := map[bool]tensor.KVStore{false: tensor.KVBFloat16, true: tensor.KVInt8}[opts.Matmul == tensor.Int8]; fast.store != want || exact.store != tensor.KVFloat32 {
+		t.Fatalf("caches store %d and %d, want %d and %d", exact.store, fast.store, tensor.KVFloat32, want)
 	}
-	for l := range exact.k {
+	for l := range exact.layers {
 		for _, key := range []bool{true, false} {
 			var diff, norm float64
 			for h := range exact.nh {

@@ -15,35 +15,26 @@ import (
 func TestKVCacheLayout(t *testing.T) {
 	for _, c := range []struct {
 		name  string
-		store kvStore
-	}{{"f32", kvF32}, {"bf16", kvBF16}, {"int8", kvI8}} {
+		store tensor.KVStore
+	}{{"f32", tensor.KVFloat32}, {"bf16", tensor.KVBFloat16}, {"int8", tensor.KVInt8}} {
 		t.Run(c.name, func(t *testing.T) { testKVCacheLayout(t, c.store) })
 	}
 }
 
-func testKVCacheLayout(t *testing.T, store kvStore) {
+func testKVCacheLayout(t *testing.T, store tensor.KVStore) {
 	const layers, heads, hd = 2, 3, 4
-	size := map[kvStore]int{kvF32: 4, kvBF16: 2, kvI8: 1}[store]
+	size := map[tensor.KVStore]int{tensor.KVFloat32: 4, tensor.KVBFloat16: 2, tensor.KVInt8: 1}[store]
 	// want returns element i of a head row as stored.
 	want := func(row []float32, i int) float32 {
 		switch store {
-		case kvBF16:
+		case tensor.KVBFloat16:
 			return tensor.BF16ToF32(tensor.F32ToBF16(row[i]))
-		case kvI8:
+		case tensor.KVInt8:
 			q := make([]int8, len(row))
 			s := tensor.QuantizeI8(q, row)
 			return float32(q[i]) * s
 		}
 		return row[i]
-	}
-	get := func(kv tensor.KV, o int) (float32, float32) {
-		switch store {
-		case kvBF16:
-			return tensor.BF16ToF32(kv.K16[o]), tensor.BF16ToF32(kv.V16[o])
-		case kvI8:
-			return float32(kv.K8[o]) * kv.KS[o/hd], float32(kv.V8[o]) * kv.VS[o/hd]
-		}
-		return kv.K[o], kv.V[o]
 	}
 	val := func(l, p, h, i int, v bool) float32 {
 		x := float32(l*10000 + p*100 + h*10 + i)
@@ -79,7 +70,7 @@ func testKVCacheLayout(t *testing.T, store kvStore) {
 				for h := range heads {
 					for i := range hd {
 						o := p*kv.Stride + h*kv.HeadStride + i
-						k, v := get(kv, o)
+						k, v := kv.At(o, hd)
 						krow, vrow := make([]float32, hd), make([]float32, hd)
 						for e := range hd {
 							krow[e], vrow[e] = val(l, p, h, e, false), val(l, p, h, e, true)
@@ -99,7 +90,7 @@ func testKVCacheLayout(t *testing.T, store kvStore) {
 		fill(c, 3, 40) // grows at least once for every capacity but 64
 		check("after growth", c, 40)
 		wantBytes := int64(2 * layers * 40 * heads * hd * size)
-		if store == kvI8 {
+		if store == tensor.KVInt8 {
 			wantBytes += 2 * layers * 40 * heads * 4 // the scales
 		}
 		if got := c.bytes(); got != wantBytes {

@@ -60,7 +60,7 @@ type Model struct {
 	// globalKV and localKV: how the two stacks' KV caches store values
 	// (bfloat16 with Options.Matmul BF16, the global stack's int8 and
 	// the local's bfloat16 with Int8).
-	globalKV, localKV kvStore
+	globalKV, localKV tensor.KVStore
 }
 
 // Options tunes Load.
@@ -204,9 +204,9 @@ func load(dir string, opts Options) (*Model, error) {
 	// two-row text head.
 	switch opts.Matmul {
 	case tensor.Int8:
-		m.globalKV, m.localKV = kvI8, kvBF16
+		m.globalKV, m.localKV = tensor.KVInt8, tensor.KVBFloat16
 	case tensor.BF16:
-		m.globalKV, m.localKV = kvBF16, kvBF16
+		m.globalKV, m.localKV = tensor.KVBFloat16, tensor.KVBFloat16
 	}
 	pack := func(w *tensor.Mat) { w.PackAs(opts.Matmul) }
 	for _, e := range m.audioEmb {

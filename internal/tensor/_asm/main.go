@@ -49,10 +49,12 @@ func (is isa) zero(v VecVirtual) {
 }
 
 var (
-	tables  = flag.String("tables", "", "write the Go kernel tables to this file")
-	erfCoef = flag.String("erfcoef", "", "write the Go erf coefficients to this file")
-	dotAsm  = flag.String("dot", "", "write the bfloat16 dot-product kernels (VDPBF16PS) to this file")
-	dotDecl = flag.String("dotdecl", "", "write their Go declarations and tile table to this file")
+	tables   = flag.String("tables", "", "write the Go kernel tables to this file")
+	erfCoef  = flag.String("erfcoef", "", "write the Go erf coefficients to this file")
+	bf16Asm  = flag.String("bf16dot", "", "write the bfloat16 kernels (VDPBF16PS products, conversions) to this file")
+	bf16Decl = flag.String("bf16dotdecl", "", "write their Go declarations and tile table to this file")
+	int8Asm  = flag.String("int8", "", "write the int8 kernels (VPDPBUSD products, quantizers) to this file")
+	int8Decl = flag.String("int8decl", "", "write their Go declarations and tile tables to this file")
 )
 
 func main() {
@@ -74,8 +76,11 @@ func main() {
 	if *erfCoef != "" {
 		writeErfCoef(*erfCoef)
 	}
-	if *dotAsm != "" && *dotDecl != "" {
-		genDot(*dotAsm, *dotDecl)
+	if *bf16Asm != "" && *bf16Decl != "" {
+		genBF16Dot(*bf16Asm, *bf16Decl)
+	}
+	if *int8Asm != "" && *int8Decl != "" {
+		genInt8(*int8Asm, *int8Decl)
 	}
 }
 

@@ -2,6 +2,11 @@
 
 package tensor
 
+// This file holds the portable side of every SIMD entry point: on builds
+// without the amd64 kernels (another architecture, gccgo, the purego tag)
+// each reports that it did nothing, and the callers run their portable
+// code. The amd64 versions are in the *_amd64.go files.
+
 func detectImpl() impl { return implGeneric }
 
 func implAvailable(i impl) bool { return i == implGeneric }
@@ -16,7 +21,7 @@ func cvtBF16SIMD(dst []uint16, src []float32) int { return 0 }
 
 func widenSIMD(dst []float32, src []uint16) int { return 0 }
 
-func linearDotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32, serial bool) bool {
+func linearBF16DotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32, serial bool) bool {
 	return false
 }
 
@@ -57,5 +62,6 @@ func absMaxSIMD(v []float32) (uint32, int) { return 0, 0 }
 
 func quantSIMD(q []int8, v []float32, inv float32) int { return 0 }
 
-// i8SetFor reports no int8 kernels.
-func i8SetFor(i impl) any { return nil }
+// i8SetFor reports no int8 kernels: a nil set, as on amd64 CPUs without
+// them.
+func i8SetFor(i impl) *gemmSet[int8] { return nil }

@@ -47,9 +47,9 @@ func refDot(x []float32, w []uint16, bias []float32, m, n, k int) []float32 {
 	return out
 }
 
-// dotImpls lists the kernel sets to run the dot layout with: the portable
+// bf16DotImpls lists the kernel sets to run the dot layout with: the portable
 // code always, the VDPBF16PS kernels where the CPU has them.
-func dotImpls() []impl {
+func bf16DotImpls() []impl {
 	return implsFor(func(i impl) bool { return i == implAVX512 && hasBF16Dot })
 }
 
@@ -68,7 +68,7 @@ func TestLinearDot(t *testing.T) {
 		for _, b := range [][]float32{nil, bias} {
 			want := refDot(x, wb, b, tc.m, tc.n, tc.k)
 			exact := refLinear(x, tm.vals, b, tc.m, tc.n, tc.k)
-			for _, im := range dotImpls() {
+			for _, im := range bf16DotImpls() {
 				for _, threads := range []int{1, 2} {
 					name := fmt.Sprintf("%v/%v/bias=%v/threads=%d", tc, im, b != nil, threads)
 					useImpl(t, im)
@@ -127,7 +127,7 @@ func TestLinearDotDenormals(t *testing.T) {
 		w[i] = F32ToBF16(v)
 	}
 	want := refDot(x, w, nil, m, n, k)
-	for _, im := range dotImpls() {
+	for _, im := range bf16DotImpls() {
 		useImpl(t, im)
 		mat := NewBF16(n, k, slices.Clone(w))
 		mat.PackBF16Dot()
@@ -243,7 +243,7 @@ func TestRoundBF16(t *testing.T) {
 			t.Fatalf("roundBF16(%08x) = %04x, want %04x", c.in, got, c.out)
 		}
 	}
-	for _, im := range dotImpls() {
+	for _, im := range bf16DotImpls() {
 		useImpl(t, im)
 		got := make([]uint16, len(src)+1)
 		toBF16Rows(got, src, 1, len(src), len(src)+1, false)

@@ -72,8 +72,8 @@ func (m *Mat) dotRow(i int, dst []float32, add bool) {
 	}
 }
 
-// dotScratch holds the bfloat16 copies of Linear inputs.
-var dotScratch = sync.Pool{New: func() any { return new([]uint16) }}
+// bf16Scratch holds the bfloat16 copies of Linear inputs.
+var bf16Scratch = sync.Pool{New: func() any { return new([]uint16) }}
 
 // toBF16Rows rounds x [m, k] to bfloat16 rows of length kp (zero-padded)
 // with roundBF16.
@@ -122,20 +122,20 @@ func roundBF16(f float32) uint16 {
 	return F32ToBF16(f)
 }
 
-// linearDot is Linear for a dot-packed matrix.
-func linearDot(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
+// linearBF16Dot is Linear for a PackBF16Dot matrix.
+func linearBF16Dot(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 	k := w.Cols
 	kp := dotK(k)
-	sp := dotScratch.Get().(*[]uint16)
+	sp := bf16Scratch.Get().(*[]uint16)
 	if cap(*sp) < m*kp {
 		*sp = make([]uint16, m*kp)
 	}
 	xb := (*sp)[:m*kp]
 	toBF16Rows(xb, x, m, k, kp, serial)
-	if !linearDotSIMD(y, xb, m, w, bias, serial) {
-		linearDotGeneric(y, xb, m, w, bias, 0, w.panels())
+	if !linearBF16DotSIMD(y, xb, m, w, bias, serial) {
+		linearBF16DotGeneric(y, xb, m, w, bias, 0, w.panels())
 	}
-	dotScratch.Put(sp)
+	bf16Scratch.Put(sp)
 }
 
 // bf16DAZ widens a bfloat16 value, denormals read as zero.
@@ -154,9 +154,9 @@ func ftz(f float32) float32 {
 	return f
 }
 
-// linearDotGeneric computes panels [p0, p1) of y from the bfloat16 rows xb
+// linearBF16DotGeneric computes panels [p0, p1) of y from the bfloat16 rows xb
 // [m, dotK(k)] with the kernels' order of operations.
-func linearDotGeneric(y []float32, xb []uint16, m int, w *Mat, bias []float32, p0, p1 int) {
+func linearBF16DotGeneric(y []float32, xb []uint16, m int, w *Mat, bias []float32, p0, p1 int) {
 	n := w.Rows
 	kp := dotK(w.Cols)
 	var acc [panelCols]float32
