@@ -352,3 +352,49 @@ func TestAdmissionMemoryStorm(t *testing.T) {
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+// TestVoiceUploadTakesTheGates: a voice upload waits for a clip decode like
+// a speech request's inline clip, and reserves its body's memory while it
+// runs.
+func TestVoiceUploadTakesTheGates(t *testing.T) {
+	ts := newTestServer(t, serverOpts{cfg: Config{ClipDecodes: 1}})
+	srv := ts.srv
+	taken, err := srv.clips.acquire(context.Background(), 1) // the only decode
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int, 1)
+	go func() {
+		b, ct := multipartBody(map[string]string{"name": "gated"}, map[string][]byte{"file": refWAV})
+		req, _ := http.NewRequest("POST", ts.URL+"/v1/audio/voices", bytes.NewReader(b))
+		req.Header.Set("Content-Type", ct)
+		r, err := ts.Client().Do(req)
+		if err != nil {
+			done <- 0
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+		done <- r.StatusCode
+	}()
+	// The upload reserves its body and then waits for the decode.
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.bodies.inUse() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the upload never reserved its body's memory")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case code := <-done:
+		t.Fatalf("the upload finished (%d) while the only clip decode was taken", code)
+	case <-time.After(200 * time.Millisecond):
+	}
+	srv.clips.release(taken)
+	if code := <-done; code != http.StatusCreated {
+		t.Fatalf("upload: %d, want 201", code)
+	}
+	if n := srv.bodies.inUse(); n != 0 {
+		t.Fatalf("%d body bytes still reserved after the upload", n)
+	}
+}
