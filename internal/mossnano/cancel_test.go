@@ -136,7 +136,7 @@ func TestNewPrefixCanceled(t *testing.T) {
 
 // BenchmarkPreparePathological times Prepare (normalizing and splitting)
 // of inputs at the server's default limit of 4,096 characters that
-// defeat the splitter's punctuation steps (issue 21).
+// defeat the splitter's punctuation steps.
 func BenchmarkPreparePathological(b *testing.B) {
 	f, err := Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", Options{KeepBF16: true})
 	if err != nil {

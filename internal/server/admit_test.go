@@ -287,7 +287,7 @@ func decodedClipBytes(secs float64) int64 {
 // (docs/configuration.md#sizing): model + streams + body budget + clip
 // decodes × decoded clip, plus slack for the collector (run at GOGC=10 as
 // the server does) and the test's own client. The normal run sends 24
-// clips of 3 s; NANOVOX_LONG_TESTS=1 sends the storm, 20 clips of
+// clips of 3 s; NANOVOX_LONG_TESTS=1 sends the full storm, 20 clips of
 // 30 s at 192 kHz stereo (30.7 MB of JSON each).
 func TestAdmissionMemoryStorm(t *testing.T) {
 	n, secs := 24, 3.0

@@ -10,7 +10,7 @@ import (
 // or naive rescans quadratic. Every rule here is a linear scan, so each
 // finishes quickly; the test asserts completion and sane output, no timing.
 // A quadratic rule would turn this test's seconds into hours. (Sizes follow
-// the brief: 100k digits, 10k nested brackets, 100k punctuation; smaller
+// 100k digits, 10k nested brackets, 100k punctuation; smaller
 // under -race and -short.)
 func TestPathological(t *testing.T) {
 	n := 100_000

@@ -12,7 +12,7 @@ func BenchmarkSplit(b *testing.B) {
 		"chinese":   strings.Repeat("欢迎关注模思智能、上海创智学院与复旦大学自然语言处理实验室。今天天气很好，我们一起去公园散步吧。", 20),
 		// No punctuation at all: every chunk comes from the binary search.
 		"unpunctuated": strings.Repeat("so that it must be split somewhere by the token budget rather than by punctuation ", 25),
-		// Issue 21: one unpunctuated clause of n emoji (byte-fallback tokens).
+		// One unpunctuated clause of n emoji (byte-fallback tokens): the input that made splitting quadratic.
 		"emoji1024": strings.Repeat("😀", 1024),
 		"emoji4096": strings.Repeat("😀", 4096),
 	}
