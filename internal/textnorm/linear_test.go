@@ -9,9 +9,9 @@ import (
 // TestPathological runs inputs that make backtracking regular expressions
 // or naive rescans quadratic. Every rule here is a linear scan, so each
 // finishes quickly; the test asserts completion and sane output, no timing.
-// A quadratic rule would turn this test's seconds into hours. (Sizes follow
-// 100k digits, 10k nested brackets, 100k punctuation; smaller
-// under -race and -short.)
+// A quadratic rule would turn this test's seconds into hours. (Sizes: 100k
+// digits, 10k nested brackets, 100k punctuation; smaller under -race and
+// -short.)
 func TestPathological(t *testing.T) {
 	n := 100_000
 	if raceEnabled || testing.Short() {
