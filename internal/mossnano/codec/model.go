@@ -207,8 +207,10 @@ func (m *Model) WeightBytes() int64 {
 }
 
 // Load reads config.json and the weights of a codec checkpoint directory in
-// any published layout (OpenMOSS sharded with index and legacy key names,
-// mlx single file with module names; see MODEL_FORMAT.md §4.3). Every
+// any published layout: OpenMOSS's (sharded, with an index, and the legacy
+// names self_attn.in_projs.0 and linear1) or mlx-community's (one file, the
+// module names self_attn.in_proj and ffn.0); weight-normed projections may
+// come as parametrizations.weight.original0/1. Every
 // tensor the config implies is checked for presence and shape; errors name
 // the key and both shapes.
 func Load(dir string, opts Options) (*Model, error) {
