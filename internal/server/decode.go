@@ -6,25 +6,8 @@ import (
 	"errors"
 	"io"
 	"reflect"
-	"slices"
 	"strings"
-)
-
-// jsonFields returns the JSON names of a struct type's fields.
-func jsonFields(t reflect.Type) []string {
-	var out []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			out = append(out, name)
-		}
-	}
-	return out
-}
-
-var (
-	speechFields = jsonFields(reflect.TypeFor[speechRequest]())
-	voiceFields  = jsonFields(reflect.TypeFor[inlineVoice]())
+	"sync"
 )
 
 // rawJSONTaker is implemented by field types that keep their value's JSON
@@ -39,8 +22,8 @@ var rawJSONTakerType = reflect.TypeFor[rawJSONTaker]()
 
 // decodeObject decodes exactly one JSON object from data into v (a pointer
 // to a struct): a key that appears twice is a 400 naming it (which of two
-// values wins is not something a client should have to guess); keys that v
-// does not have are rejected with 400 unknown_parameter when strict, else
+// values wins is not something a client should have to guess); keys that no
+// field of v is tagged with are rejected with 400 unknown_parameter when strict, else
 // skipped and returned, in the order they came. Trailing data after the
 // object is rejected. Type errors name the parameter (jsonError).
 //
@@ -49,9 +32,9 @@ var rawJSONTakerType = reflect.TypeFor[rawJSONTaker]()
 // data, and fields that implement rawJSONTaker keep their slice. A body
 // that is not valid JSON goes through decodeObjectStream, which finds the
 // first problem the way a streaming decoder meets it.
-func decodeObject(data []byte, v any, known []string, strict bool) (ignored []string, err error) {
+func decodeObject(data []byte, v any, strict bool) (ignored []string, err error) {
 	if !json.Valid(data) {
-		if _, err := decodeObjectStream(bytes.NewReader(data), v, known, strict); err != nil {
+		if _, err := decodeObjectStream(bytes.NewReader(data), v, strict); err != nil {
 			return nil, err
 		}
 		return nil, badRequest("", "invalid_json", "request body is not valid JSON")
@@ -83,7 +66,7 @@ func decodeObject(data []byte, v any, known []string, strict bool) (ignored []st
 		}
 		seen[key] = true
 		fi, ok := fields[key]
-		if !ok || !slices.Contains(known, key) {
+		if !ok {
 			if strict {
 				return nil, badRequest(key, "unknown_parameter", "unknown parameter %q", key)
 			}
@@ -134,8 +117,12 @@ func fieldTypeError(err error, key string) error {
 	return err
 }
 
-// fieldIndex maps a struct's JSON names to field indexes.
+// fieldIndex maps a struct's JSON names to field indexes, built once per
+// type.
 func fieldIndex(t reflect.Type) map[string]int {
+	if m, ok := fieldIndexes.Load(t); ok {
+		return m.(map[string]int)
+	}
 	m := make(map[string]int, t.NumField())
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
@@ -143,8 +130,11 @@ func fieldIndex(t reflect.Type) map[string]int {
 			m[name] = i
 		}
 	}
+	fieldIndexes.Store(t, m)
 	return m
 }
+
+var fieldIndexes sync.Map // reflect.Type → map[string]int
 
 func skipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
@@ -195,7 +185,8 @@ func skipValue(b []byte, i int) int {
 // the first problem of a body that is not valid JSON, exactly where a
 // streaming decoder finds it (a duplicate key before a later syntax error
 // is still reported as the duplicate).
-func decodeObjectStream(r io.Reader, v any, known []string, strict bool) (ignored []string, err error) {
+func decodeObjectStream(r io.Reader, v any, strict bool) (ignored []string, err error) {
+	fields := fieldIndex(reflect.TypeOf(v).Elem())
 	dec := json.NewDecoder(r)
 	dec.UseNumber()
 	tok, err := dec.Token()
@@ -222,7 +213,7 @@ func decodeObjectStream(r io.Reader, v any, known []string, strict bool) (ignore
 			return nil, badRequest(key, "duplicate_parameter", "parameter %q appears more than once", key)
 		}
 		seen[key] = true
-		if !slices.Contains(known, key) {
+		if _, ok := fields[key]; !ok {
 			if strict {
 				return nil, badRequest(key, "unknown_parameter", "unknown parameter %q", key)
 			}

@@ -28,9 +28,9 @@ func FuzzSpeechRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, strict bool) {
 		b = bytes.Clone(b) // validate decodes the clip in place
 		var req, ref speechRequest
-		_, err := decodeObject(b, &req, speechFields, strict)
+		_, err := decodeObject(b, &req, strict)
 		// The copy-free decoder agrees with the streaming one it replaced.
-		_, rerr := decodeObjectStream(bytes.NewReader(b), &ref, speechFields, strict)
+		_, rerr := decodeObjectStream(bytes.NewReader(b), &ref, strict)
 		if (err == nil) != (rerr == nil) {
 			t.Fatalf("decodeObject: %v; decodeObjectStream: %v", err, rerr)
 		}

@@ -120,7 +120,7 @@ func (v *voiceField) takeJSON(b []byte) error {
 		return json.Unmarshal(b, &v.Name)
 	case len(b) > 0 && b[0] == '{':
 		var iv inlineVoice
-		if _, err := decodeObject(b, &iv, voiceFields, true); err != nil {
+		if _, err := decodeObject(b, &iv, true); err != nil {
 			return prefixParam(err, "voice")
 		}
 		if iv.ID != nil {

@@ -71,7 +71,7 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req speechRequest
-	ignored, err := decodeObject(data, &req, speechFields, s.cfg.StrictParams)
+	ignored, err := decodeObject(data, &req, s.cfg.StrictParams)
 	if err != nil {
 		writeError(w, err)
 		return
