@@ -131,6 +131,29 @@ func (b *budget) inUse() int64 {
 	return b.used
 }
 
+// reserveBody reserves a request body's memory from the body budget before
+// it is read: its declared length, or --max-body-bytes if it declares none.
+// A body declared larger than the limit gets 413 at once. ok is false when
+// the request is over (answered, or its client gave up waiting); otherwise
+// release must be called once the body's buffer is dropped (it may be
+// called again).
+func (s *Server) reserveBody(w http.ResponseWriter, r *http.Request) (release func(), ok bool) {
+	limit := s.cfg.Limits.MaxBodyBytes
+	if r.ContentLength > limit {
+		writeError(w, tooLarge("", "request body is larger than the server's limit of %d bytes", limit))
+		return nil, false
+	}
+	need := r.ContentLength
+	if need < 0 {
+		need = limit
+	}
+	held, err := s.bodies.acquire(r.Context(), need)
+	if err != nil {
+		return nil, false
+	}
+	return func() { s.bodies.release(held); held = 0 }, true
+}
+
 // errBodyTimeout is returned by a request body not received within
 // Config.BodyTimeout.
 var errBodyTimeout = errors.New("request body not received in time")

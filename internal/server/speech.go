@@ -42,21 +42,12 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 	}
 	// Reserve the body's memory before reading it (admit.go); what was
 	// reserved is returned once the body's buffer is dropped.
-	limit := s.cfg.Limits.MaxBodyBytes
-	if r.ContentLength > limit {
-		writeError(w, tooLarge("", "request body is larger than the server's limit of %d bytes", limit))
+	releaseBody, ok := s.reserveBody(w, r)
+	if !ok {
 		return
 	}
-	need := r.ContentLength
-	if need < 0 {
-		need = limit
-	}
-	held, err := s.bodies.acquire(r.Context(), need)
-	if err != nil {
-		return // the client gave up waiting
-	}
-	releaseBody := func() { s.bodies.release(held); held = 0 }
-	defer func() { releaseBody() }()
+	defer releaseBody()
+	limit := s.cfg.Limits.MaxBodyBytes
 	rearmBody(r) // the body deadline counts from now, not from arrival
 	data, err := readBody(r.Body, r.ContentLength, limit)
 	if err != nil {

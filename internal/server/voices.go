@@ -229,20 +229,11 @@ func (s *Server) handleVoiceAdd(w http.ResponseWriter, r *http.Request) {
 	// The same gates as a speech request's inline clip (admit.go): the
 	// body's memory is reserved before it is read, and the clip's decode
 	// takes one of --clip-decodes, both held until the clip is encoded.
-	limit := s.cfg.Limits.MaxBodyBytes
-	if r.ContentLength > limit {
-		writeError(w, tooLarge("", "request body is larger than the server's limit of %d bytes", limit))
+	releaseBody, ok := s.reserveBody(w, r)
+	if !ok {
 		return
 	}
-	need := r.ContentLength
-	if need < 0 {
-		need = limit
-	}
-	held, err := s.bodies.acquire(r.Context(), need)
-	if err != nil {
-		return // the client gave up waiting
-	}
-	defer s.bodies.release(held)
+	defer releaseBody()
 	decode, err := s.clips.acquire(r.Context(), 1)
 	if err != nil {
 		return
