@@ -120,36 +120,36 @@ func Open(ctx context.Context, model string, o OpenOptions) (Family, []Part, err
 
 // unknownModel explains why no family recognised dir.
 func unknownModel(dir string) error {
-	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
-	if errors.Is(err, os.ErrNotExist) {
+	mt, err := readModelType(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return fmt.Errorf("model %s: no config.json (is this a model directory?)", dir)
-	}
-	if err != nil {
+	case err != nil:
 		return fmt.Errorf("model %s: %w", dir, err)
 	}
-	var head struct {
-		ModelType string `json:"model_type"`
-	}
-	if err := json.Unmarshal(cfg, &head); err != nil {
-		return fmt.Errorf("model %s: config.json: %w", dir, err)
-	}
-	return fmt.Errorf("model %s: model_type %q is not supported (supported: %s)", dir, head.ModelType, strings.Join(Families(), ", "))
+	return fmt.Errorf("model %s: model_type %q is not supported (supported: %s)", dir, mt, strings.Join(Families(), ", "))
 }
 
 // ModelType reads the model_type of dir/config.json ("" if there is none or
 // it cannot be read): the usual way a family's Detect recognises its models.
 func ModelType(dir string) string {
+	mt, _ := readModelType(dir)
+	return mt
+}
+
+// readModelType reads the model_type of dir/config.json.
+func readModelType(dir string) (string, error) {
 	cfg, err := os.ReadFile(filepath.Join(dir, "config.json"))
 	if err != nil {
-		return ""
+		return "", err
 	}
 	var head struct {
 		ModelType string `json:"model_type"`
 	}
-	if json.Unmarshal(cfg, &head) != nil {
-		return ""
+	if err := json.Unmarshal(cfg, &head); err != nil {
+		return "", fmt.Errorf("config.json: %w", err)
 	}
-	return head.ModelType
+	return head.ModelType, nil
 }
 
 // ResolveDir turns a model or codec argument into a local directory: arg
