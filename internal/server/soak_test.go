@@ -247,7 +247,7 @@ func TestSoak(t *testing.T) {
 			t.Errorf("voice %s listed but not readable: %d %s", v.Name, r.StatusCode, b)
 		}
 	}
-	hwm := peakRSS(t)
+	hwm := rss(t, "VmHWM")
 	slices.Sort(ttfas)
 	var p95 time.Duration
 	if len(ttfas) > 0 {
@@ -268,19 +268,4 @@ func TestSoak(t *testing.T) {
 			t.Errorf("no %s request completed", kind)
 		}
 	}
-}
-
-// peakRSS reads the process's peak resident set (VmHWM) from /proc.
-func peakRSS(t *testing.T) int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		t.Skip("no /proc/self/status")
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }

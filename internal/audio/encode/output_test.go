@@ -2,10 +2,12 @@ package encode
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"strconv"
 	"testing"
 
 	"github.com/nanovox/nanovox/internal/audio"
@@ -28,7 +30,7 @@ func ffmpegPath(t testing.TB) string {
 // rate with the given channels.
 func decode(t *testing.T, data []byte, channels, rate int) []float32 {
 	t.Helper()
-	cmd := exec.Command(ffmpegPath(t), "-v", "error", "-i", "pipe:0", "-f", "f32le", "-ac", itoa(channels), "-ar", itoa(rate), "pipe:1")
+	cmd := exec.Command(ffmpegPath(t), "-v", "error", "-i", "pipe:0", "-f", "f32le", "-ac", strconv.Itoa(channels), "-ar", strconv.Itoa(rate), "pipe:1")
 	cmd.Stdin = bytes.NewReader(data)
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
@@ -38,17 +40,9 @@ func decode(t *testing.T, data []byte, channels, rate int) []float32 {
 	b := out.Bytes()
 	s := make([]float32, len(b)/4)
 	for i := range s {
-		s[i] = math.Float32frombits(uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24)
+		s[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return s
-}
-
-func itoa(n int) string {
-	b := []byte{}
-	for ; n > 0 || len(b) == 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 // modelAudio is the test input in the model's shape: 48 kHz stereo, the
@@ -275,13 +269,9 @@ func TestBufferPatchesWAV(t *testing.T) {
 	out.Write(make([]float32, 1001))
 	out.Close()
 	data := b.Bytes()
-	if len(data) != 44+2002 || string(data[:4]) != "RIFF" || le32(data[4:]) != uint32(len(data)-8) || le32(data[40:]) != 2002 {
-		t.Fatalf("WAV of %d bytes, RIFF size %d, data size %d", len(data), le32(data[4:]), le32(data[40:]))
+	if len(data) != 44+2002 || string(data[:4]) != "RIFF" || binary.LittleEndian.Uint32(data[4:]) != uint32(len(data)-8) || binary.LittleEndian.Uint32(data[40:]) != 2002 {
+		t.Fatalf("WAV of %d bytes, RIFF size %d, data size %d", len(data), binary.LittleEndian.Uint32(data[4:]), binary.LittleEndian.Uint32(data[40:]))
 	}
-}
-
-func le32(b []byte) uint32 {
-	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
 }
 
 func TestOutputErrors(t *testing.T) {
