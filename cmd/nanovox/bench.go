@@ -82,11 +82,12 @@ full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.`,
 	return cmd
 }
 
-// syntheticClip is a deterministic 5 s stereo voice-like signal at rate.
-func syntheticClip(rate int) []float32 {
-	n := 5 * rate
+// syntheticClip is a deterministic voice-like signal of the given length,
+// interleaved: channel c is the signal scaled by 1 − 0.1·c.
+func syntheticClip(rate, channels int, seconds float64) []float32 {
+	n := int(seconds * float64(rate))
 	r := rand.New(rand.NewPCG(7, 7))
-	out := make([]float32, 0, 2*n)
+	out := make([]float32, 0, channels*n)
 	for i := range n {
 		t := float64(i) / float64(rate)
 		f0 := 140 + 30*math.Sin(2*math.Pi*0.7*t)
@@ -96,7 +97,9 @@ func syntheticClip(rate int) []float32 {
 		}
 		env := 0.5 + 0.5*math.Sin(2*math.Pi*3*t)
 		v = 0.2*v*env + 0.01*r.NormFloat64()
-		out = append(out, float32(v), float32(0.9*v))
+		for c := range channels {
+			out = append(out, float32((1-0.1*float64(c))*v))
+		}
 	}
 	return out
 }
@@ -172,7 +175,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		}
 		ref = r.Interleaved()
 	case savedCodes == nil:
-		ref = syntheticClip(info.SampleRate)
+		ref = syntheticClip(info.SampleRate, info.Channels, 5)
 	}
 	if savedCodes != nil {
 		fam = savedVoiceFamily{Family: fam, v: savedCodes}

@@ -353,7 +353,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	// backlog meanwhile), then compute the saved voices' prompt prefixes
 	// in the background, as many as the prefix cache holds.
 	warmStart := time.Now()
-	if err := eng.Warm(ctx); err != nil {
+	if err := eng.Warm(ctx, syntheticClip(info.SampleRate, info.Channels, 1)); err != nil {
 		eng.Close(context.Background())
 		return fmt.Errorf("warm-up: %w", err)
 	}

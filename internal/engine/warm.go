@@ -3,32 +3,20 @@ package engine
 import (
 	"context"
 	"io"
-	"math"
 )
 
 // Warm runs one short request through every stage — reference encoding,
 // prefix, text preparation, a few batched steps, decoding — so that what a
 // first request would otherwise pay for (page faults on fresh weights and
 // buffers, lazily built tables, the kernels' thread pool) is paid before
-// the server reports ready. It takes a slot like any request and leaves
-// nothing in the caches.
-func (e *Engine) Warm(ctx context.Context) error {
-	info := e.fam.Info()
-	// One second of a quiet two-tone signal in the family's format: enough
-	// for the codec to produce frames, and no real voice.
-	n := info.SampleRate
-	pcm := make([]float32, n*info.Channels)
-	for i := range n {
-		t := float64(i) / float64(info.SampleRate)
-		v := float32(0.1*math.Sin(2*math.Pi*220*t) + 0.05*math.Sin(2*math.Pi*330*t))
-		for c := range info.Channels {
-			pcm[i*info.Channels+c] = v
-		}
-	}
+// the server reports ready. ref is a reference clip in the family's format
+// (a second of any signal will do). It takes a slot like any request and
+// leaves nothing in the caches.
+func (e *Engine) Warm(ctx context.Context, ref []float32) error {
 	p := e.fam.DefaultParams()
 	p.MaxFrames = 3
 	p.IgnoreEOS = true
-	st, err := e.Submit(ctx, Request{Text: "Warm up, 1 2 3.", RefPCM: pcm, Params: p, FirstChunkFrames: 1, ChunkFrames: 1})
+	st, err := e.Submit(ctx, Request{Text: "Warm up, 1 2 3.", RefPCM: ref, Params: p, FirstChunkFrames: 1, ChunkFrames: 1})
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ func TestWarm(t *testing.T) {
 	f := family(t)
 	e := engine.New(f, engine.Config{MaxStreams: 1, PrefixCacheBytes: 64 << 20})
 	defer e.Close(context.Background())
-	if err := e.Warm(context.Background()); err != nil {
+	if err := e.Warm(context.Background(), refPCM); err != nil {
 		t.Fatal(err)
 	}
 	if a, q := e.Active(); a != 0 || q != 0 {
