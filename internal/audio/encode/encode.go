@@ -203,25 +203,31 @@ type Buffer struct {
 	pos int
 }
 
-// Write writes p at the current position, growing the buffer as needed.
+// Write writes p at the current position, overwriting what is there and
+// growing the buffer past its end.
 func (b *Buffer) Write(p []byte) (int, error) {
-	if b.pos == len(b.b) {
-		b.b = append(b.b, p...)
-	} else {
-		b.b = append(b.b[:b.pos], append(p, b.b[min(b.pos+len(p), len(b.b)):]...)...)
-	}
+	n := copy(b.b[b.pos:], p)
+	b.b = append(b.b, p[n:]...)
 	b.pos += len(p)
 	return len(p), nil
 }
 
 // Seek sets the position of the next Write.
 func (b *Buffer) Seek(offset int64, whence int) (int64, error) {
-	base := map[int]int64{io.SeekStart: 0, io.SeekCurrent: int64(b.pos), io.SeekEnd: int64(len(b.b))}
-	o, ok := base[whence]
-	if !ok || o+offset < 0 || o+offset > int64(len(b.b)) {
-		return int64(b.pos), fmt.Errorf("encode: seek to %d (whence %d) outside %d bytes", offset, whence, len(b.b))
+	var base int64
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		base = int64(b.pos)
+	case io.SeekEnd:
+		base = int64(len(b.b))
+	default:
+		return int64(b.pos), fmt.Errorf("encode: seek whence %d", whence)
 	}
-	b.pos = int(o + offset)
+	if base+offset < 0 || base+offset > int64(len(b.b)) {
+		return int64(b.pos), fmt.Errorf("encode: seek to %d outside %d bytes", base+offset, len(b.b))
+	}
+	b.pos = int(base + offset)
 	return int64(b.pos), nil
 }
 

@@ -3,6 +3,7 @@ package encode
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -317,5 +318,32 @@ func TestOutputSpeed(t *testing.T) {
 		if got := len(chunked) / 2; got != want.OutputLen(stretched) {
 			t.Errorf("speed %v at %d Hz: %d samples, want %d", tc.speed, tc.rate, got, want.OutputLen(stretched))
 		}
+	}
+}
+
+// TestBuffer: writes past a seek overwrite and then extend; the caller's
+// slice is never touched.
+func TestBuffer(t *testing.T) {
+	var b Buffer
+	b.Write([]byte("abcdef"))
+	if _, err := b.Seek(2, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 3, 16)
+	copy(p, "XYZ")
+	b.Write(p)
+	b.Seek(0, io.SeekEnd)
+	b.Write([]byte("!"))
+	if got := string(b.Bytes()); got != "abXYZf!" {
+		t.Fatalf("buffer %q, want abXYZf!", got)
+	}
+	if string(p[:cap(p)][3:6]) != "\x00\x00\x00" {
+		t.Fatal("Write changed the caller's slice beyond its length")
+	}
+	if _, err := b.Seek(-1, io.SeekStart); err == nil {
+		t.Fatal("seek before the start succeeded")
+	}
+	if _, err := b.Seek(1, io.SeekEnd); err == nil {
+		t.Fatal("seek past the end succeeded")
 	}
 }
