@@ -15,6 +15,7 @@ type StreamResampler struct {
 	base        int // index (in input samples, lead zeros counted) of x[0]
 	lead        int
 	reach       int // the farthest tap offset of any phase
+	first       int // the earliest tap offset of any phase (≤ 0)
 	k           int // the next output frame (k·orig input offset)
 	j           int // the next phase within frame k
 	in          int // input samples received
@@ -29,6 +30,7 @@ func NewStreamResampler(r *Resampler) *StreamResampler {
 	for _, p := range r.phases {
 		s.lead = max(s.lead, -p.start)
 		s.reach = max(s.reach, p.start+len(p.taps))
+		s.first = min(s.first, p.start)
 	}
 	s.x = make([]float32, s.lead, s.lead+4096)
 	return s
@@ -85,11 +87,7 @@ func (s *StreamResampler) emit(dst []float32, avail, limit int) []float32 {
 		}
 	}
 	// Drop the input no later output reads: frame k's earliest tap.
-	minStart := 0
-	for _, p := range r.phases {
-		minStart = min(minStart, p.start)
-	}
-	if drop := s.lead + s.k*r.orig + minStart - s.base; drop > 4096 && drop <= len(s.x) {
+	if drop := s.lead + s.k*r.orig + s.first - s.base; drop > 4096 && drop <= len(s.x) {
 		n := copy(s.x, s.x[drop:])
 		s.x = s.x[:n]
 		s.base += drop
