@@ -81,10 +81,18 @@ func TestChromiumDecodes(t *testing.T) {
 	if err := os.WriteFile(html, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The profile is not in t.TempDir: Chromium's helper processes outlive
+	// the killed browser for a moment and may still write there when the
+	// test's own cleanup runs. It is removed once they are gone.
+	profile, err := os.MkdirTemp("", "nanovox-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer removeWhenFree(profile)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--enable-logging=stderr", "--v=0",
+		"--user-data-dir="+profile, "--enable-logging=stderr", "--v=0",
 		"file://"+html)
 	// Chromium keeps running after the script; stop it once the result is in.
 	stderr, err := cmd.StderrPipe()
@@ -131,5 +139,17 @@ func TestChromiumDecodes(t *testing.T) {
 		} else if d := 20 * math.Log10(rms/s.rms); math.Abs(d) > 0.5 {
 			t.Errorf("%s: chromium's decode is %+.2f dB off the input level", s.name, d)
 		}
+	}
+}
+
+// removeWhenFree removes dir, retrying for a few seconds while processes
+// that are exiting still create files in it; what is left after that stays
+// in the system's temporary directory.
+func removeWhenFree(dir string) {
+	for range 50 {
+		if os.RemoveAll(dir) == nil {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
