@@ -17,3 +17,4 @@ package tensor
 //
 // CI regenerates them and fails on any difference.
 //go:generate go -C _asm run . -out ../kernels_amd64.s -stubs ../kernels_decl_amd64.go -tables ../kernels_tables_amd64.go -erfcoef ../erf_coef.go -bf16dot ../bf16dot_amd64.s -bf16dotdecl ../bf16dot_decl_amd64.go -int8 ../int8_amd64.s -int8decl ../int8_decl_amd64.go -pkg tensor
+//go:generate go -C _asm run ./arm64 -out ../kernels_arm64.s -decl ../kernels_decl_arm64.go -pkg tensor

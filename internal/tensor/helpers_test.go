@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 // impls returns every kernel set this machine can run, generic first.
 func impls() []impl {
 	var out []impl
-	for _, i := range []impl{implGeneric, implAVX2, implAVX512} {
+	for _, i := range allImpls {
 		if implAvailable(i) {
 			out = append(out, i)
 		}
@@ -116,7 +116,7 @@ func bf16Exact(xs ...[]float32) {
 // for which has(set) is true.
 func implsFor(has func(impl) bool) []impl {
 	out := []impl{implGeneric}
-	for _, i := range []impl{implAVX2, implAVX512} {
+	for _, i := range allImpls[1:] {
 		if implAvailable(i) && has(i) {
 			out = append(out, i)
 		}

@@ -246,7 +246,7 @@ func TestSetKernels(t *testing.T) {
 	if err := SetKernels("generic"); err != nil || Kernels() != "generic" || HasBF16Dot() || HasInt8Dot() {
 		t.Fatalf("SetKernels(generic): %v, kernels %s, bf16 %v, int8 %v", err, Kernels(), HasBF16Dot(), HasInt8Dot())
 	}
-	for _, i := range []impl{implAVX2, implAVX512} {
+	for _, i := range allImpls[1:] {
 		err := SetKernels(i.String())
 		if implAvailable(i) != (err == nil) {
 			t.Fatalf("SetKernels(%v): %v, available %v", i, err, implAvailable(i))

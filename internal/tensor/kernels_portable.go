@@ -1,11 +1,12 @@
-//go:build !amd64 || !gc || purego
+//go:build !(amd64 || arm64) || !gc || purego
 
 package tensor
 
 // This file holds the portable side of every SIMD entry point: on builds
-// without the amd64 kernels (another architecture, gccgo, the purego tag)
-// each reports that it did nothing, and the callers run their portable
-// code. The amd64 versions are in the *_amd64.go files.
+// without the amd64 or arm64 kernels (another architecture, gccgo, the
+// purego tag) each reports that it did nothing, and the callers run their
+// portable code. The amd64 versions are in the *_amd64.go files, the arm64
+// ones in the *_arm64.go files.
 
 func detectImpl() impl { return implGeneric }
 

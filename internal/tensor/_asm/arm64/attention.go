@@ -1,0 +1,3 @@
+package main
+
+func genAttention(g *gen) {}

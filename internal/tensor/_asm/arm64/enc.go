@@ -1,0 +1,60 @@
+package main
+
+import "fmt"
+
+// Go's arm64 assembler has no mnemonic for some Advanced SIMD forms the
+// kernels use; they are emitted as WORD directives built here, each with a
+// comment giving the instruction in Arm syntax. The field layouts are those
+// of the Arm Architecture Reference Manual (DDI 0487), section C7.2; the
+// tests check the encoder against encodings produced by other assemblers.
+
+// fmlaElemS encodes FMLA <Vd>.4S, <Vn>.4S, <Vm>.S[<idx>] (vector, by
+// element, single precision: ARM ARM C7.2.114):
+//
+//	0 Q=1 U=0 01111 1 sz=0 L M Rm[3:0] 0001 H 0 Rn Rd
+//
+// The lane index is H:L; M is bit 4 of Rm (all 32 registers are allowed
+// for single precision).
+func fmlaElemS(d, n, m, idx int) uint32 {
+	checkReg(d, n, m)
+	if idx < 0 || idx > 3 {
+		panic(fmt.Sprintf("fmla: lane %d", idx))
+	}
+	return 0x4f801000 |
+		uint32(idx&1)<<21 | uint32(m>>4&1)<<20 | uint32(m&15)<<16 |
+		uint32(idx>>1)<<11 | uint32(n)<<5 | uint32(d)
+}
+
+// fmlaElemSText is the Arm-syntax text of fmlaElemS, for the comment beside
+// the WORD.
+func fmlaElemSText(d, n, m, idx int) string {
+	return fmt.Sprintf("FMLA V%d.4S, V%d.4S, V%d.S[%d]", d, n, m, idx)
+}
+
+func checkReg(rs ...int) {
+	for _, r := range rs {
+		if r < 0 || r > 31 {
+			panic(fmt.Sprintf("vector register V%d", r))
+		}
+	}
+}
+
+// Three-register "same" vector forms on .4S (ARM ARM C4.1.96.13:
+// 0 Q=1 U 01110 0 sz=0 1 Rm opcode 1 Rn Rd), by their fixed bits.
+const (
+	opFADD  = 0x4e20d400 // FADD  <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=0, opcode 11010)
+	opFADDP = 0x6e20d400 // FADDP <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=1, opcode 11010)
+	opFMUL  = 0x6e20dc00 // FMUL  <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=1, opcode 11011)
+)
+
+// sameS encodes the three-register vector instruction op on .4S.
+func sameS(op uint32, d, n, m int) uint32 {
+	checkReg(d, n, m)
+	return op | uint32(m)<<16 | uint32(n)<<5 | uint32(d)
+}
+
+// sameSText is the Arm-syntax text of sameS.
+func sameSText(op uint32, d, n, m int) string {
+	name := map[uint32]string{opFADD: "FADD", opFADDP: "FADDP", opFMUL: "FMUL"}[op]
+	return fmt.Sprintf("%s V%d.4S, V%d.4S, V%d.4S", name, d, n, m)
+}

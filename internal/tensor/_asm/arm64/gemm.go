@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+)
+
+// gemmTile is one register-tile shape: rows of x times cols output columns.
+type gemmTile struct{ rows, cols int }
+
+// gemmTiles lists the float32 tiles. A tile keeps rows×cols/4 accumulators,
+// rows vectors of four x values (four steps of k) and one group of four
+// weight vectors in the 32 vector registers: rows·(cols/4+1)+4 ≤ 32.
+// The 1x64 tile gives a matrix-vector product sixteen independent FMA
+// chains, enough to cover the FMLA latency of every core.
+func gemmTiles() []gemmTile {
+	var t []gemmTile
+	for r := 1; r <= 5; r++ {
+		t = append(t, gemmTile{r, 16})
+	}
+	for r := 1; r <= 3; r++ {
+		t = append(t, gemmTile{r, 32})
+	}
+	return append(t, gemmTile{1, 64})
+}
+
+func gemmName(t gemmTile) string { return fmt.Sprintf("gemmF32NEON_%dx%d", t.rows, t.cols) }
+
+func genGEMM(g *gen) {
+	var tab bytes.Buffer
+	tab.WriteString("\n// gemmTilesF32 lists the generated float32 tiles per kernel set.\nvar gemmTilesF32 = map[impl][]gemmTile[float32]{\nimplNEON: {\n")
+	for _, t := range gemmTiles() {
+		gemmKernel(g, t)
+		fmt.Fprintf(&tab, "{%d, %d, %s},\n", t.rows, t.cols, gemmName(t))
+	}
+	tab.WriteString("},\n}\n")
+	g.decl.Write(tab.Bytes())
+}
+
+// gemmKernel generates
+//
+//	func(a *float32, lda int, w *float32, wp int, k int, c *float32, ldc int, bias *float32)
+//
+// computing c[r·ldc+j] = Σ_k a[r·lda+k]·W[k][j] (+ bias[j]) for r < rows, j <
+// cols, where W is stored in 32-column panels [k][32] (panel stride wp
+// elements) and w points at the tile's first column; lda, ldc and wp count
+// elements. Tiles of 32 columns or more start at a panel's first column.
+//
+// The main loop takes four steps of k: one load of four x values per row,
+// then per step a group of four weight vectors and FMLA by element (lane l
+// of the x vector is step l), so each accumulator lane still sees its
+// products in the order of k, each rounded once. The last k%4 steps
+// broadcast single x values.
+func gemmKernel(g *gen, t gemmTile) {
+	name := gemmName(t)
+	g.text(name, "(a *float32, lda int, w *float32, wp int, k int, c *float32, ldc int, bias *float32)", 64,
+		fmt.Sprintf("%s computes a %dx%d tile of x·Wᵀ from panel-packed weights.", name, t.rows, t.cols))
+	nv := t.cols / 4
+	groups := nv / 4
+	acc := func(r, v int) int { return r*nv + v }
+	xr := func(r int) int { return t.rows*nv + r }
+	w0 := t.rows*nv + t.rows // first of the four weight registers
+	if w0+4 > 32 {
+		panic(name + ": too many registers")
+	}
+	row := func(r int) string { return fmt.Sprintf("R%d", 10+r) }
+
+	g.i("MOVD a+0(FP), R10")
+	g.i("MOVD lda+8(FP), R1")
+	g.i("LSL $2, R1, R1")
+	for r := 1; r < t.rows; r++ {
+		g.i("ADD R1, %s, %s", row(r-1), row(r))
+	}
+	g.i("MOVD w+16(FP), R2")
+	if t.cols > 32 {
+		g.i("MOVD wp+24(FP), R3")
+		g.i("ADD R3<<2, R2, R9")
+	}
+	if t.cols == 16 {
+		g.i("MOVD $128, R8") // one panel row: the 16-column tile skips the other half
+	}
+	g.i("MOVD k+32(FP), R4")
+	g.i("LSR $2, R4, R15")
+	g.i("AND $3, R4, R19")
+	for r := 0; r < t.rows; r++ {
+		for v := 0; v < nv; v++ {
+			g.i("VEOR V%d.B16, V%[1]d.B16, V%[1]d.B16", acc(r, v))
+		}
+	}
+	wregs := fmt.Sprintf("[V%d.S4, V%d.S4, V%d.S4, V%d.S4]", w0, w0+1, w0+2, w0+3)
+	loadGroup := func(q int) {
+		switch {
+		case t.cols == 16:
+			g.i("VLD1.P (R2)(R8), %s", wregs)
+		case q*16 < 32:
+			g.i("VLD1.P 64(R2), %s", wregs)
+		default:
+			g.i("VLD1.P 64(R9), %s", wregs)
+		}
+	}
+	g.i("CBZ R15, tail")
+	g.i("loop4:")
+	for r := 0; r < t.rows; r++ {
+		g.i("VLD1.P 16(%s), [V%d.S4]", row(r), xr(r))
+	}
+	for l := 0; l < 4; l++ {
+		for q := 0; q < groups; q++ {
+			loadGroup(q)
+			for r := 0; r < t.rows; r++ {
+				for v := 0; v < 4; v++ {
+					d := acc(r, 4*q+v)
+					g.word(fmlaElemS(d, w0+v, xr(r), l), fmlaElemSText(d, w0+v, xr(r), l))
+				}
+			}
+		}
+	}
+	g.i("SUB $1, R15, R15")
+	g.i("CBNZ R15, loop4")
+	g.i("tail:")
+	g.i("CBZ R19, done")
+	g.i("loop1:")
+	for r := 0; r < t.rows; r++ {
+		g.i("VLD1R.P 4(%s), [V%d.S4]", row(r), xr(r))
+	}
+	for q := 0; q < groups; q++ {
+		loadGroup(q)
+		for r := 0; r < t.rows; r++ {
+			for v := 0; v < 4; v++ {
+				g.i("VFMLA V%d.S4, V%d.S4, V%d.S4", w0+v, xr(r), acc(r, 4*q+v))
+			}
+		}
+	}
+	g.i("SUB $1, R19, R19")
+	g.i("CBNZ R19, loop1")
+	g.i("done:")
+	g.i("MOVD bias+56(FP), R7")
+	g.i("CBZ R7, nobias")
+	for q := 0; q < groups; q++ {
+		g.i("VLD1.P 64(R7), %s", wregs)
+		for r := 0; r < t.rows; r++ {
+			for v := 0; v < 4; v++ {
+				d := acc(r, 4*q+v)
+				g.word(sameS(opFADD, d, d, w0+v), sameSText(opFADD, d, d, w0+v))
+			}
+		}
+	}
+	g.i("nobias:")
+	g.i("MOVD c+40(FP), R5")
+	g.i("MOVD ldc+48(FP), R6")
+	g.i("LSL $2, R6, R6")
+	for r := 0; r < t.rows; r++ {
+		g.i("MOVD R5, R20")
+		for q := 0; q < groups; q++ {
+			a := acc(r, 4*q)
+			g.i("VST1.P [V%d.S4, V%d.S4, V%d.S4, V%d.S4], 64(R20)", a, a+1, a+2, a+3)
+		}
+		if r < t.rows-1 {
+			g.i("ADD R6, R5, R5")
+		}
+	}
+	g.i("RET")
+}

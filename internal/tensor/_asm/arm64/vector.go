@@ -1,0 +1,3 @@
+package main
+
+func genVector(g *gen) {}

@@ -1,0 +1,49 @@
+//go:build gc && !purego
+
+package tensor
+
+// The arm64 kernel set: Advanced SIMD (NEON), which every arm64 CPU has.
+// The entry points below without a NEON kernel report that they did
+// nothing, as in kernels_portable.go, and their callers run the portable
+// code; the accelerated ones are in linear_arm64.go, attend_arm64.go and
+// ops_arm64.go.
+
+func detectImpl() impl {
+	if implAvailable(implNEON) {
+		return implNEON
+	}
+	return implGeneric
+}
+
+func implAvailable(i impl) bool {
+	// Advanced SIMD is part of the base arm64 architecture (Go's arm64
+	// port requires it), so there is nothing to detect; and not every OS
+	// reports it (golang.org/x/sys/cpu leaves the flags false on macOS).
+	return i == implNEON || i == implGeneric
+}
+
+// bfloat16 dot products (BFDOT) do not round like VDPBF16PS, the
+// instruction PackBF16Dot's results are defined by, so there is no arm64
+// kernel for them: PackBF16Dot reports false and the bf16 mode multiplies
+// bfloat16 weights with float32 activations (see HasBF16Dot).
+const hasBF16Dot = false
+
+func cvtBF16SIMD(dst []uint16, src []float32) int { return 0 }
+
+func widenSIMD(dst []float32, src []uint16) int { return 0 }
+
+func linearBF16DotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32, serial bool) bool {
+	return false
+}
+
+func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32, serial bool) bool {
+	return false
+}
+
+func absMaxSIMD(v []float32) (uint32, int) { return 0, 0 }
+
+func quantSIMD(q []int8, v []float32, inv float32) int { return 0 }
+
+// i8SetFor reports no int8 kernels: HasInt8Dot is false and the int8 mode
+// is not offered, as on amd64 CPUs without VNNI.
+func i8SetFor(i impl) *gemmSet[int8] { return nil }
