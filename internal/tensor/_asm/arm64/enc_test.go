@@ -15,10 +15,10 @@ func TestFmlaElemS(t *testing.T) {
 		d, n, m, idx int
 		want         uint32
 	}{
-		{0, 1, 2, 0, 0x4f821020},   // fmla v0.4s, v1.4s, v2.s[0]
-		{0, 1, 2, 1, 0x4fa21020},   // fmla v0.4s, v1.4s, v2.s[1]
-		{0, 1, 2, 2, 0x4f821820},   // fmla v0.4s, v1.4s, v2.s[2]
-		{0, 1, 2, 3, 0x4fa21820},   // fmla v0.4s, v1.4s, v2.s[3]
+		{0, 1, 2, 0, 0x4f821020},    // fmla v0.4s, v1.4s, v2.s[0]
+		{0, 1, 2, 1, 0x4fa21020},    // fmla v0.4s, v1.4s, v2.s[1]
+		{0, 1, 2, 2, 0x4f821820},    // fmla v0.4s, v1.4s, v2.s[2]
+		{0, 1, 2, 3, 0x4fa21820},    // fmla v0.4s, v1.4s, v2.s[3]
 		{31, 30, 17, 3, 0x4fb11bdf}, // fmla v31.4s, v30.4s, v17.s[3]
 	} {
 		if got := fmlaElemS(tc.d, tc.n, tc.m, tc.idx); got != tc.want {
@@ -33,12 +33,12 @@ func TestSameS(t *testing.T) {
 		d, n, m int
 		want    uint32
 	}{
-		{opFADD, 0, 1, 2, 0x4e22d420},   // fadd v0.4s, v1.4s, v2.4s
-		{opFADD, 31, 17, 5, 0x4e25d63f}, // fadd v31.4s, v17.4s, v5.4s
-		{opFADDP, 0, 1, 2, 0x6e22d420},  // faddp v0.4s, v1.4s, v2.4s
+		{opFADD, 0, 1, 2, 0x4e22d420},    // fadd v0.4s, v1.4s, v2.4s
+		{opFADD, 31, 17, 5, 0x4e25d63f},  // fadd v31.4s, v17.4s, v5.4s
+		{opFADDP, 0, 1, 2, 0x6e22d420},   // faddp v0.4s, v1.4s, v2.4s
 		{opFADDP, 11, 3, 30, 0x6e3ed46b}, // faddp v11.4s, v3.4s, v30.4s (also arm64enc.s)
-		{opFMUL, 0, 1, 2, 0x6e22dc20},   // fmul v0.4s, v1.4s, v2.4s
-		{opFMUL, 29, 18, 7, 0x6e27de5d}, // fmul v29.4s, v18.4s, v7.4s
+		{opFMUL, 0, 1, 2, 0x6e22dc20},    // fmul v0.4s, v1.4s, v2.4s
+		{opFMUL, 29, 18, 7, 0x6e27de5d},  // fmul v29.4s, v18.4s, v7.4s
 	} {
 		if got := sameS(tc.op, tc.d, tc.n, tc.m); got != tc.want {
 			t.Errorf("%s = %#08x, want %#08x", sameSText(tc.op, tc.d, tc.n, tc.m), got, tc.want)
