@@ -63,3 +63,108 @@ var gemmTilesF32 = map[impl][]gemmTile[float32]{
 		{1, 64, gemmF32NEON_1x64},
 	},
 }
+
+// attnScoresNEON computes out[j] = (q · k[j·stride:][:hd]) · scale for j < n, hd a multiple of 4.
+//
+//go:noescape
+func attnScoresNEON(q *float32, k *float32, stride, n, hd int, scale float32, out *float32, pf *float32)
+
+// attnSumNEON_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_1(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_2(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_3(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_4(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_5(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_6(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_7(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_8(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_9 accumulates out += Σ_j p[j]·v[j·stride:] over 9 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_9(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_10 accumulates out += Σ_j p[j]·v[j·stride:] over 10 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_10(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_11 accumulates out += Σ_j p[j]·v[j·stride:] over 11 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_11(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_12 accumulates out += Σ_j p[j]·v[j·stride:] over 12 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_12(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_13 accumulates out += Σ_j p[j]·v[j·stride:] over 13 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_13(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_14 accumulates out += Σ_j p[j]·v[j·stride:] over 14 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_14(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_15 accumulates out += Σ_j p[j]·v[j·stride:] over 15 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_15(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON_16 accumulates out += Σ_j p[j]·v[j·stride:] over 16 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumNEON_16(out, p, v *float32, stride, n int, pf *float32)
+
+// attnSumNEON holds the weighted-sum kernels by block width in vectors.
+var attnSumNEON = [...]func(out, p, v *float32, stride, n int, pf *float32){
+	attnSumNEON_1,
+	attnSumNEON_2,
+	attnSumNEON_3,
+	attnSumNEON_4,
+	attnSumNEON_5,
+	attnSumNEON_6,
+	attnSumNEON_7,
+	attnSumNEON_8,
+	attnSumNEON_9,
+	attnSumNEON_10,
+	attnSumNEON_11,
+	attnSumNEON_12,
+	attnSumNEON_13,
+	attnSumNEON_14,
+	attnSumNEON_15,
+	attnSumNEON_16,
+}
