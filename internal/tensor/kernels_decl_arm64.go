@@ -64,6 +64,66 @@ var gemmTilesF32 = map[impl][]gemmTile[float32]{
 	},
 }
 
+// gemmBF16NEON_1x16 computes a 1x16 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16NEON_1x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmBF16NEON_2x16 computes a 2x16 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16NEON_2x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmBF16NEON_3x16 computes a 3x16 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16NEON_3x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmBF16NEON_4x16 computes a 4x16 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16NEON_4x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmBF16NEON_5x16 computes a 5x16 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16NEON_5x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmBF16NEON_1x32 computes a 1x32 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16NEON_1x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmBF16NEON_2x32 computes a 2x32 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16NEON_2x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmBF16NEON_3x32 computes a 3x32 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16NEON_3x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmBF16NEON_1x64 computes a 1x64 tile of x·Wᵀ from panel-packed weights.
+//
+//go:noescape
+func gemmBF16NEON_1x64(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmTilesBF16 lists the generated uint16 tiles per kernel set.
+var gemmTilesBF16 = map[impl][]gemmTile[uint16]{
+	implNEON: {
+		{1, 16, gemmBF16NEON_1x16},
+		{2, 16, gemmBF16NEON_2x16},
+		{3, 16, gemmBF16NEON_3x16},
+		{4, 16, gemmBF16NEON_4x16},
+		{5, 16, gemmBF16NEON_5x16},
+		{1, 32, gemmBF16NEON_1x32},
+		{2, 32, gemmBF16NEON_2x32},
+		{3, 32, gemmBF16NEON_3x32},
+		{1, 64, gemmBF16NEON_1x64},
+	},
+}
+
 // attnScoresNEON computes out[j] = (q · k[j·stride:][:hd]) · scale for j < n, hd a multiple of 4.
 //
 //go:noescape

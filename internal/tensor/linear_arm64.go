@@ -8,14 +8,17 @@ import "sync"
 // over the panel-packed weights, driven like the amd64 tiles (see
 // linear_amd64.go, whose driver this follows): panels cut into chunks for
 // the pool, rows in blocks of the tallest tile, the last partial panel
-// through a buffer. bfloat16 panels (Pack of a BF16 matrix) have no NEON
-// tile yet and take linearPackedGeneric.
+// through a buffer. float32 and bfloat16 panels (Pack of a BF16 matrix)
+// each have their tiles.
 
 // simdGEMM reports whether Linear has SIMD kernels for packed weights.
 func simdGEMM() bool { return active != implGeneric }
 
-// gemmSetNEON indexes the float32 tiles.
-var gemmSetNEON = newGemmSet(gemmTilesF32[implNEON])
+// The float32 and bfloat16 tile sets.
+var (
+	gemmSetF32  = newGemmSet(gemmTilesF32[implNEON])
+	gemmSetBF16 = newGemmSet(gemmTilesBF16[implNEON])
+)
 
 func newGemmSet[T float32 | uint16 | int8](tiles []gemmTile[T]) *gemmSet[T] {
 	s := &gemmSet[T]{}
@@ -45,23 +48,31 @@ func newGemmSet[T float32 | uint16 | int8](tiles []gemmTile[T]) *gemmSet[T] {
 }
 
 func linearSIMD(y, x []float32, m int, w *Mat, bias []float32, serial bool) bool {
-	if active != implNEON || w.pf32 == nil {
+	if active != implNEON {
 		return false
 	}
 	k := w.Cols
-	j := linearJob{set: gemmSetNEON, y: y, x: x, m: m, wd: w.pf32, n: w.Rows, bias: bias, serial: serial,
-		lda: k, kIter: k, panelLen: panelCols * k}
-	j.run1()
+	switch {
+	case w.pf32 != nil:
+		j := linearJob[float32]{set: gemmSetF32, y: y, x: x, m: m, wd: w.pf32, n: w.Rows, bias: bias, serial: serial,
+			lda: k, kIter: k, panelLen: panelCols * k}
+		j.run1()
+	case w.pb16 != nil:
+		j := linearJob[uint16]{set: gemmSetBF16, y: y, x: x, m: m, wd: w.pb16, n: w.Rows, bias: bias, serial: serial,
+			lda: k, kIter: k, panelLen: panelCols * k}
+		j.run1()
+	default:
+		return false
+	}
 	return true
 }
 
-// linearJob is one Linear call on packed float32 weights, cut into panel
-// ranges.
-type linearJob struct {
-	set  *gemmSet[float32]
+// linearJob is one Linear call on packed weights, cut into panel ranges.
+type linearJob[T float32 | uint16] struct {
+	set  *gemmSet[T]
 	y, x []float32
 	m    int
-	wd   []float32
+	wd   []T
 	n    int
 	bias []float32
 
@@ -74,7 +85,7 @@ type linearJob struct {
 }
 
 // run1 runs the job, on the pool if it is large enough.
-func (j *linearJob) run1() {
+func (j *linearJob[T]) run1() {
 	np := (j.n + panelCols - 1) / panelCols
 	j.np = np
 	threads := Threads()
@@ -83,12 +94,12 @@ func (j *linearJob) run1() {
 		return
 	}
 	j.chunk = max(1, (np+2*threads-1)/(2*threads))
-	pj := new(linearJob) // only a parallel call's job lives on the heap
+	pj := new(linearJob[T]) // only a parallel call's job lives on the heap
 	*pj = *j
 	parallel(pj, (np+pj.chunk-1)/pj.chunk, nil)
 }
 
-func (j *linearJob) run(c int, _ *[]float32) {
+func (j *linearJob[T]) run(c int, _ *[]float32) {
 	j.panels(c*j.chunk, min((c+1)*j.chunk, j.np))
 }
 
@@ -96,7 +107,7 @@ func (j *linearJob) run(c int, _ *[]float32) {
 const panelGroup = 4
 
 // panels computes the output columns of panels [p0, p1) for all rows.
-func (j *linearJob) panels(p0, p1 int) {
+func (j *linearJob[T]) panels(p0, p1 int) {
 	n, m := j.n, j.m
 	full := p1 // panels [p0, full) lie wholly inside n
 	if p1*panelCols > n {
@@ -124,11 +135,11 @@ func (j *linearJob) panels(p0, p1 int) {
 
 // tiles computes columns [c0, c1) of rows [i0, i1) into c (row stride ldc,
 // column c0 at c[0]); bias, if set, is indexed like c.
-func (j *linearJob) tiles(i0, i1, c0, c1 int, c []float32, ldc int, bias []float32) {
+func (j *linearJob[T]) tiles(i0, i1, c0, c1 int, c []float32, ldc int, bias []float32) {
 	r := i1 - i0
 	a := &j.x[i0*j.lda]
 	for col := c0; col < c1; {
-		var fn func(*float32, int, *float32, int, int, *float32, int, *float32)
+		var fn func(*float32, int, *T, int, int, *float32, int, *float32)
 		width := 0
 		for wi, w := range j.set.widths {
 			if w <= c1-col && r <= len(j.set.byWidth[wi]) && j.set.byWidth[wi][r-1] != nil {
@@ -147,7 +158,7 @@ func (j *linearJob) tiles(i0, i1, c0, c1 int, c []float32, ldc int, bias []float
 
 // paddedPanel computes the last, partial panel p through a buffer, so that
 // nothing is written past the row's n columns.
-func (j *linearJob) paddedPanel(i0, i1, p int) {
+func (j *linearJob[T]) paddedPanel(i0, i1, p int) {
 	pad := padPool.Get().(*padBuf)
 	defer padPool.Put(pad)
 	tmp, bt := &pad.out, &pad.bias

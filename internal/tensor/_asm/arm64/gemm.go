@@ -24,17 +24,30 @@ func gemmTiles() []gemmTile {
 	return append(t, gemmTile{1, 64})
 }
 
-func gemmName(t gemmTile) string { return fmt.Sprintf("gemmF32NEON_%dx%d", t.rows, t.cols) }
+func gemmName(bf16 bool, t gemmTile) string {
+	dt := "F32"
+	if bf16 {
+		dt = "BF16"
+	}
+	return fmt.Sprintf("gemm%sNEON_%dx%d", dt, t.rows, t.cols)
+}
 
 func genGEMM(g *gen) {
-	var tab bytes.Buffer
-	tab.WriteString("\n// gemmTilesF32 lists the generated float32 tiles per kernel set.\nvar gemmTilesF32 = map[impl][]gemmTile[float32]{\nimplNEON: {\n")
-	for _, t := range gemmTiles() {
-		gemmKernel(g, t)
-		fmt.Fprintf(&tab, "{%d, %d, %s},\n", t.rows, t.cols, gemmName(t))
+	for _, dt := range []struct {
+		name string
+		bf16 bool
+		typ  string
+	}{{"F32", false, "float32"}, {"BF16", true, "uint16"}} {
+		var tab bytes.Buffer
+		fmt.Fprintf(&tab, "\n// gemmTiles%s lists the generated %s tiles per kernel set.\n", dt.name, dt.typ)
+		fmt.Fprintf(&tab, "var gemmTiles%s = map[impl][]gemmTile[%s]{\nimplNEON: {\n", dt.name, dt.typ)
+		for _, t := range gemmTiles() {
+			gemmKernel(g, dt.bf16, t)
+			fmt.Fprintf(&tab, "{%d, %d, %s},\n", t.rows, t.cols, gemmName(dt.bf16, t))
+		}
+		tab.WriteString("},\n}\n")
+		g.decl.Write(tab.Bytes())
 	}
-	tab.WriteString("},\n}\n")
-	g.decl.Write(tab.Bytes())
 }
 
 // gemmKernel generates
@@ -51,16 +64,26 @@ func genGEMM(g *gen) {
 // of the x vector is step l), so each accumulator lane still sees its
 // products in the order of k, each rounded once. The last k%4 steps
 // broadcast single x values.
-func gemmKernel(g *gen, t gemmTile) {
-	name := gemmName(t)
-	g.text(name, "(a *float32, lda int, w *float32, wp int, k int, c *float32, ldc int, bias *float32)", 64,
+//
+// With bf16 the weights are bfloat16 ([k][32] uint16 panels), widened
+// exactly to float32 by interleaving them with zero halves (ZIP1/ZIP2
+// against a zero register: the bfloat16 bits become the high half of each
+// lane), so the products are those of the widened weights.
+func gemmKernel(g *gen, bf16 bool, t gemmTile) {
+	name := gemmName(bf16, t)
+	wt, esz := "*float32", 4
+	if bf16 {
+		wt, esz = "*uint16", 2
+	}
+	g.text(name, "(a *float32, lda int, w "+wt+", wp int, k int, c *float32, ldc int, bias *float32)", 64,
 		fmt.Sprintf("%s computes a %dx%d tile of x·Wᵀ from panel-packed weights.", name, t.rows, t.cols))
 	nv := t.cols / 4
 	groups := nv / 4
 	acc := func(r, v int) int { return r*nv + v }
 	xr := func(r int) int { return t.rows*nv + r }
 	w0 := t.rows*nv + t.rows // first of the four weight registers
-	if w0+4 > 32 {
+	zero := w0 + 4           // bf16: zero halves for widening
+	if w0+4 > 32 || bf16 && zero >= 32 {
 		panic(name + ": too many registers")
 	}
 	row := func(r int) string { return fmt.Sprintf("R%d", 10+r) }
@@ -74,10 +97,13 @@ func gemmKernel(g *gen, t gemmTile) {
 	g.i("MOVD w+16(FP), R2")
 	if t.cols > 32 {
 		g.i("MOVD wp+24(FP), R3")
-		g.i("ADD R3<<2, R2, R9")
+		g.i("ADD R3<<%d, R2, R9", esz/2)
 	}
 	if t.cols == 16 {
-		g.i("MOVD $128, R8") // one panel row: the 16-column tile skips the other half
+		g.i("MOVD $%d, R8", 32*esz) // one panel row: the 16-column tile skips the other half
+	}
+	if bf16 {
+		g.i("VEOR V%d.B16, V%[1]d.B16, V%[1]d.B16", zero)
 	}
 	g.i("MOVD k+32(FP), R4")
 	g.i("LSR $2, R4, R15")
@@ -88,14 +114,30 @@ func gemmKernel(g *gen, t gemmTile) {
 		}
 	}
 	wregs := fmt.Sprintf("[V%d.S4, V%d.S4, V%d.S4, V%d.S4]", w0, w0+1, w0+2, w0+3)
+	dst := wregs
+	if bf16 {
+		// The 16 bfloat16 weights land in the upper two registers and
+		// are widened downwards: each raw register is read before it is
+		// overwritten.
+		dst = fmt.Sprintf("[V%d.H8, V%d.H8]", w0+2, w0+3)
+	}
 	loadGroup := func(q int) {
 		switch {
 		case t.cols == 16:
-			g.i("VLD1.P (R2)(R8), %s", wregs)
+			g.i("VLD1.P (R2)(R8), %s", dst)
 		case q*16 < 32:
-			g.i("VLD1.P 64(R2), %s", wregs)
+			g.i("VLD1.P %d(R2), %s", 16*esz, dst)
 		default:
-			g.i("VLD1.P 64(R9), %s", wregs)
+			g.i("VLD1.P %d(R9), %s", 16*esz, dst)
+		}
+		if bf16 {
+			for i, src := range []int{w0 + 2, w0 + 2, w0 + 3, w0 + 3} {
+				op := "VZIP1"
+				if i%2 == 1 {
+					op = "VZIP2"
+				}
+				g.i("%s V%d.H8, V%d.H8, V%d.H8", op, src, zero, w0+i)
+			}
 		}
 	}
 	g.i("CBZ R15, tail")
