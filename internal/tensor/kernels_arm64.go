@@ -2,6 +2,8 @@
 
 package tensor
 
+import "golang.org/x/sys/cpu"
+
 // The arm64 kernel set: Advanced SIMD (NEON), which every arm64 CPU has.
 // The entry points below without a NEON kernel report that they did
 // nothing, as in kernels_portable.go, and their callers run the portable
@@ -36,14 +38,21 @@ func linearBF16DotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32, 
 	return false
 }
 
-func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32, serial bool) bool {
-	return false
-}
-
 func absMaxSIMD(v []float32) (uint32, int) { return 0, 0 }
 
 func quantSIMD(q []int8, v []float32, inv float32) int { return 0 }
 
-// i8SetFor reports no int8 kernels: HasInt8Dot is false and the int8 mode
-// is not offered, as on amd64 CPUs without VNNI.
-func i8SetFor(i impl) *gemmSet[int8] { return nil }
+// hasDotProd reports SDOT (FEAT_DotProd, Armv8.2; x/sys/cpu calls it
+// ASIMDDP): Cortex-A55/A75 and later, Neoverse N1 and later, Apple M1 and
+// later. Where the OS does not report it the int8 mode is not offered.
+var hasDotProd = cpu.ARM64.HasASIMDDP
+
+// i8SetFor returns the int8 tiles under the NEON set if the CPU has SDOT,
+// else nil: HasInt8Dot is false and the int8 mode is not offered, as on
+// amd64 CPUs without VNNI.
+func i8SetFor(i impl) *gemmSet[int8] {
+	if i == implNEON && hasDotProd {
+		return gemmSetI8
+	}
+	return nil
+}

@@ -124,6 +124,64 @@ var gemmTilesBF16 = map[impl][]gemmTile[uint16]{
 	},
 }
 
+// gemmI8NEON_1x16 computes a 1x16 tile of an int8 Linear with SDOT.
+//
+//go:noescape
+func gemmI8NEON_1x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmI8NEON_2x16 computes a 2x16 tile of an int8 Linear with SDOT.
+//
+//go:noescape
+func gemmI8NEON_2x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmI8NEON_3x16 computes a 3x16 tile of an int8 Linear with SDOT.
+//
+//go:noescape
+func gemmI8NEON_3x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmI8NEON_4x16 computes a 4x16 tile of an int8 Linear with SDOT.
+//
+//go:noescape
+func gemmI8NEON_4x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmI8NEON_5x16 computes a 5x16 tile of an int8 Linear with SDOT.
+//
+//go:noescape
+func gemmI8NEON_5x16(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmI8NEON_1x32 computes a 1x32 tile of an int8 Linear with SDOT.
+//
+//go:noescape
+func gemmI8NEON_1x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmI8NEON_2x32 computes a 2x32 tile of an int8 Linear with SDOT.
+//
+//go:noescape
+func gemmI8NEON_2x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmI8NEON_3x32 computes a 3x32 tile of an int8 Linear with SDOT.
+//
+//go:noescape
+func gemmI8NEON_3x32(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmI8NEON_1x64 computes a 1x64 tile of an int8 Linear with SDOT.
+//
+//go:noescape
+func gemmI8NEON_1x64(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+
+// gemmTilesI8 lists the generated int8 tiles (SDOT, FEAT_DotProd).
+var gemmTilesI8 = []gemmTile[int8]{
+	{1, 16, gemmI8NEON_1x16},
+	{2, 16, gemmI8NEON_2x16},
+	{3, 16, gemmI8NEON_3x16},
+	{4, 16, gemmI8NEON_4x16},
+	{5, 16, gemmI8NEON_5x16},
+	{1, 32, gemmI8NEON_1x32},
+	{2, 32, gemmI8NEON_2x32},
+	{3, 32, gemmI8NEON_3x32},
+	{1, 64, gemmI8NEON_1x64},
+}
+
 // attnScoresNEON computes out[j] = (q · k[j·stride:][:hd]) · scale for j < n, hd a multiple of 4.
 //
 //go:noescape

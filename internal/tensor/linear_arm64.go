@@ -2,7 +2,10 @@
 
 package tensor
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // The float32 Linear on arm64: the generated NEON tiles (kernels_arm64.s)
 // over the panel-packed weights, driven like the amd64 tiles (see
@@ -55,11 +58,11 @@ func linearSIMD(y, x []float32, m int, w *Mat, bias []float32, serial bool) bool
 	switch {
 	case w.pf32 != nil:
 		j := linearJob[float32]{set: gemmSetF32, y: y, x: x, m: m, wd: w.pf32, n: w.Rows, bias: bias, serial: serial,
-			lda: k, kIter: k, panelLen: panelCols * k}
+			lda: k, kIter: k, panelLen: panelCols * k, colStep: 1}
 		j.run1()
 	case w.pb16 != nil:
 		j := linearJob[uint16]{set: gemmSetBF16, y: y, x: x, m: m, wd: w.pb16, n: w.Rows, bias: bias, serial: serial,
-			lda: k, kIter: k, panelLen: panelCols * k}
+			lda: k, kIter: k, panelLen: panelCols * k, colStep: 1}
 		j.run1()
 	default:
 		return false
@@ -68,7 +71,7 @@ func linearSIMD(y, x []float32, m int, w *Mat, bias []float32, serial bool) bool
 }
 
 // linearJob is one Linear call on packed weights, cut into panel ranges.
-type linearJob[T float32 | uint16] struct {
+type linearJob[T float32 | uint16 | int8] struct {
 	set  *gemmSet[T]
 	y, x []float32
 	m    int
@@ -76,12 +79,16 @@ type linearJob[T float32 | uint16] struct {
 	n    int
 	bias []float32
 
-	lda, kIter, panelLen int // row stride of x, loop count, elements per panel
+	// Layout: row stride of x and loop count of the kernels (k, or the
+	// number of 4-byte groups for int8), elements per weight panel and per
+	// column within a panel row.
+	lda, kIter, panelLen, colStep int
 
 	np    int // panels
 	chunk int // panels per parallel chunk
 
-	serial bool // run on the calling goroutine only (LinearSerial)
+	parMinRows int  // fewer rows run on the calling goroutine only
+	serial     bool // run on the calling goroutine only (LinearSerial)
 }
 
 // run1 runs the job, on the pool if it is large enough.
@@ -89,7 +96,7 @@ func (j *linearJob[T]) run1() {
 	np := (j.n + panelCols - 1) / panelCols
 	j.np = np
 	threads := Threads()
-	if j.serial || threads == 1 || np < 2 || j.m*j.n*j.kIter < parMinWork {
+	if j.serial || threads == 1 || np < 2 || j.m*j.n*j.kIter*j.colStep < parMinWork || j.m < j.parMinRows {
 		j.panels(0, np)
 		return
 	}
@@ -151,7 +158,7 @@ func (j *linearJob[T]) tiles(i0, i1, c0, c1 int, c []float32, ldc int, bias []fl
 		if bias != nil {
 			bp = &bias[col-c0]
 		}
-		fn(a, j.lda, &j.wd[(col/panelCols)*j.panelLen+col%panelCols], j.panelLen, j.kIter, &c[col-c0], ldc, bp)
+		fn(a, j.lda, &j.wd[(col/panelCols)*j.panelLen+(col%panelCols)*j.colStep], j.panelLen, j.kIter, &c[col-c0], ldc, bp)
 		col += width
 	}
 }
@@ -186,3 +193,20 @@ type padBuf struct {
 }
 
 var padPool = sync.Pool{New: func() any { return new(padBuf) }}
+
+// gemmSetI8 indexes the int8 tiles where the CPU has SDOT.
+var gemmSetI8 = newGemmSet(gemmTilesI8)
+
+// linearInt8SIMD runs an int8 Linear on the SDOT tiles if the CPU has them.
+func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32, serial bool) bool {
+	set := i8SetFor(active)
+	if set == nil {
+		return false
+	}
+	kq := i8K(w.Cols)
+	rows := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xq))), len(xq))
+	j := linearJob[int8]{set: set, y: y, x: rows, m: m, wd: w.pq, n: w.Rows,
+		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias, parMinRows: int8ParMinRows, serial: serial}
+	j.run1()
+	return true
+}

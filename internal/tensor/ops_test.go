@@ -378,7 +378,7 @@ func TestExp64(t *testing.T) {
 
 func ExampleKernels() {
 	k := Kernels()
-	fmt.Println(k == "avx512" || k == "avx2" || k == "generic")
+	fmt.Println(k == "avx512" || k == "avx2" || k == "neon" || k == "generic")
 	// Output: true
 }
 

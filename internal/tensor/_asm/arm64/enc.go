@@ -58,3 +58,37 @@ func sameSText(op uint32, d, n, m int) string {
 	name := map[uint32]string{opFADD: "FADD", opFADDP: "FADDP", opFMUL: "FMUL"}[op]
 	return fmt.Sprintf("%s V%d.4S, V%d.4S, V%d.4S", name, d, n, m)
 }
+
+// sdotElem encodes SDOT <Vd>.4S, <Vn>.16B, <Vm>.4B[<idx>] (dot product,
+// by element; FEAT_DotProd, Armv8.2: ARM ARM C7.2.291):
+//
+//	0 Q=1 U=0 01111 size=10 L M Rm[3:0] 1110 H 0 Rn Rd
+//
+// Each int32 lane of Vd gains the sum of the four products of its four
+// signed bytes of Vn with the four signed bytes of element idx of Vm.
+func sdotElem(d, n, m, idx int) uint32 {
+	checkReg(d, n, m)
+	if idx < 0 || idx > 3 {
+		panic(fmt.Sprintf("sdot: lane %d", idx))
+	}
+	return 0x4f80e000 |
+		uint32(idx&1)<<21 | uint32(m>>4&1)<<20 | uint32(m&15)<<16 |
+		uint32(idx>>1)<<11 | uint32(n)<<5 | uint32(d)
+}
+
+// sdotElemText is the Arm-syntax text of sdotElem.
+func sdotElemText(d, n, m, idx int) string {
+	return fmt.Sprintf("SDOT V%d.4S, V%d.16B, V%d.4B[%d]", d, n, m, idx)
+}
+
+// scvtfS encodes SCVTF <Vd>.4S, <Vn>.4S (signed int32 to float32, vector,
+// rounding as FPCR says: to nearest even in Go programs; ARM ARM C7.2.236):
+//
+//	0 Q=1 U=0 01110 0 sz=0 10000 11101 10 Rn Rd
+func scvtfS(d, n int) uint32 {
+	checkReg(d, n)
+	return 0x4e21d800 | uint32(n)<<5 | uint32(d)
+}
+
+// scvtfSText is the Arm-syntax text of scvtfS.
+func scvtfSText(d, n int) string { return fmt.Sprintf("SCVTF V%d.4S, V%d.4S", d, n) }

@@ -45,3 +45,36 @@ func TestSameS(t *testing.T) {
 		}
 	}
 }
+
+// TestSdotElem: the same fields as FMLA (by element) in another opcode
+// (assembled with -march=armv8.2-a+dotprod).
+func TestSdotElem(t *testing.T) {
+	for _, tc := range []struct {
+		d, n, m, idx int
+		want         uint32
+	}{
+		{0, 1, 2, 0, 0x4f82e020},    // sdot v0.4s, v1.16b, v2.4b[0]
+		{0, 1, 2, 1, 0x4fa2e020},    // sdot v0.4s, v1.16b, v2.4b[1]
+		{0, 1, 2, 2, 0x4f82e820},    // sdot v0.4s, v1.16b, v2.4b[2]
+		{0, 1, 2, 3, 0x4fa2e820},    // sdot v0.4s, v1.16b, v2.4b[3]
+		{31, 30, 17, 3, 0x4fb1ebdf}, // sdot v31.4s, v30.16b, v17.4b[3]
+	} {
+		if got := sdotElem(tc.d, tc.n, tc.m, tc.idx); got != tc.want {
+			t.Errorf("%s = %#08x, want %#08x", sdotElemText(tc.d, tc.n, tc.m, tc.idx), got, tc.want)
+		}
+	}
+}
+
+func TestScvtfS(t *testing.T) {
+	for _, tc := range []struct {
+		d, n int
+		want uint32
+	}{
+		{0, 1, 0x4e21d820},   // scvtf v0.4s, v1.4s
+		{29, 18, 0x4e21da5d}, // scvtf v29.4s, v18.4s
+	} {
+		if got := scvtfS(tc.d, tc.n); got != tc.want {
+			t.Errorf("%s = %#08x, want %#08x", scvtfSText(tc.d, tc.n), got, tc.want)
+		}
+	}
+}

@@ -66,6 +66,7 @@ func main() {
 	g.asm.WriteString(header + "//go:build gc && !purego\n\n#include \"textflag.h\"\n")
 	g.decl.WriteString(header + "//go:build gc && !purego\n\npackage " + *pkg + "\n")
 	genGEMM(&g)
+	genInt8(&g)
 	genAttention(&g)
 	genVector(&g)
 	if err := os.WriteFile(*asmOut, g.asm.Bytes(), 0o644); err != nil {

@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+)
+
+func i8Name(t gemmTile) string { return fmt.Sprintf("gemmI8NEON_%dx%d", t.rows, t.cols) }
+
+// genInt8 writes the int8 tiles and their table (gemmTilesI8).
+func genInt8(g *gen) {
+	var tab bytes.Buffer
+	tab.WriteString("\n// gemmTilesI8 lists the generated int8 tiles (SDOT, FEAT_DotProd).\nvar gemmTilesI8 = []gemmTile[int8]{\n")
+	for _, t := range gemmTiles() {
+		i8Kernel(g, t)
+		fmt.Fprintf(&tab, "{%d, %d, %s},\n", t.rows, t.cols, i8Name(t))
+	}
+	tab.WriteString("}\n")
+	g.decl.Write(tab.Bytes())
+}
+
+// i8Kernel generates the int8 tile of package tensor's int8 layout (see
+// tensor/int8.go):
+//
+//	func(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)
+//
+// a holds rows of lda 4-byte words: k groups of four bytes q+128, then the
+// row's scale sx (float32 bits); w points at the tile's first column in a
+// panel of k groups [32 columns][4 bytes], followed by the panel's trailer
+// (32 corrections 128·Σq_w, then 32 scales sw); wp is the panel size in
+// bytes. Per output
+//
+//	c = float32(float32(float32(Σ q_x·q_w) · sw) · sx) (+ bias)
+//
+// The amd64 kernels multiply the unsigned bytes q+128 (VPDPBUSD) and take
+// the correction off; SDOT multiplies signed bytes, so the kernel flips
+// the x bytes back to q (EOR 0x80) and needs no correction: the integer
+// sum is the same, exactly, and so is everything after it. The loop is the
+// float32 tile's: one 16-byte load of four x groups per row, SDOT by
+// element per group.
+func i8Kernel(g *gen, t gemmTile) {
+	name := i8Name(t)
+	g.text(name, "(a *float32, lda int, w *int8, wp int, k int, c *float32, ldc int, bias *float32)", 64,
+		fmt.Sprintf("%s computes a %dx%d tile of an int8 Linear with SDOT.", name, t.rows, t.cols))
+	nv := t.cols / 4
+	groups := nv / 4
+	acc := func(r, v int) int { return r*nv + v }
+	xr := func(r int) int { return t.rows*nv + r }
+	w0 := t.rows*nv + t.rows
+	flip := w0 + 4 // 0x80 in every byte
+	if flip >= 32 {
+		panic(name + ": too many registers")
+	}
+	row := func(r int) string { return fmt.Sprintf("R%d", 10+r) }
+	g.i("MOVD a+0(FP), R10")
+	g.i("MOVD lda+8(FP), R1")
+	g.i("LSL $2, R1, R1")
+	for r := 1; r < t.rows; r++ {
+		g.i("ADD R1, %s, %s", row(r-1), row(r))
+	}
+	g.i("MOVD w+16(FP), R2")
+	if t.cols > 32 {
+		g.i("MOVD wp+24(FP), R3")
+		g.i("ADD R3, R2, R9")
+	}
+	if t.cols == 16 {
+		g.i("MOVD $128, R8") // one panel group row: the 16-column tile skips the other half
+	}
+	g.i("VMOVI $128, V%d.B16", flip)
+	g.i("MOVD k+32(FP), R4")
+	g.i("LSR $2, R4, R15")
+	g.i("AND $3, R4, R19")
+	for r := 0; r < t.rows; r++ {
+		for v := 0; v < nv; v++ {
+			g.i("VEOR V%d.B16, V%[1]d.B16, V%[1]d.B16", acc(r, v))
+		}
+	}
+	wregs := fmt.Sprintf("[V%d.S4, V%d.S4, V%d.S4, V%d.S4]", w0, w0+1, w0+2, w0+3)
+	loadGroup := func(q int) {
+		switch {
+		case t.cols == 16:
+			g.i("VLD1.P (R2)(R8), %s", wregs)
+		case q*16 < 32:
+			g.i("VLD1.P 64(R2), %s", wregs)
+		default:
+			g.i("VLD1.P 64(R9), %s", wregs)
+		}
+	}
+	sdots := func(l int) {
+		for q := 0; q < groups; q++ {
+			loadGroup(q)
+			for r := 0; r < t.rows; r++ {
+				for v := 0; v < 4; v++ {
+					d := acc(r, 4*q+v)
+					g.word(sdotElem(d, w0+v, xr(r), l), sdotElemText(d, w0+v, xr(r), l))
+				}
+			}
+		}
+	}
+	g.i("CBZ R15, tail")
+	g.i("loop4:")
+	for r := 0; r < t.rows; r++ {
+		g.i("VLD1.P 16(%s), [V%d.B16]", row(r), xr(r))
+		g.i("VEOR V%d.B16, V%d.B16, V%[2]d.B16", flip, xr(r))
+	}
+	for l := 0; l < 4; l++ {
+		sdots(l)
+	}
+	g.i("SUB $1, R15, R15")
+	g.i("CBNZ R15, loop4")
+	g.i("tail:")
+	g.i("CBZ R19, done")
+	g.i("loop1:")
+	for r := 0; r < t.rows; r++ {
+		g.i("VLD1R.P 4(%s), [V%d.S4]", row(r), xr(r))
+		g.i("VEOR V%d.B16, V%d.B16, V%[2]d.B16", flip, xr(r))
+	}
+	sdots(0)
+	g.i("SUB $1, R19, R19")
+	g.i("CBNZ R19, loop1")
+	g.i("done:")
+	// The weight pointers now point at the trailers; the scales sw follow
+	// the 32 corrections. The row pointers point at the scales sx.
+	g.i("ADD $128, R2, R20")
+	if t.cols > 32 {
+		g.i("ADD $128, R9, R21")
+	}
+	for q := 0; q < groups; q++ {
+		if q*16 < 32 {
+			g.i("VLD1.P 64(R20), %s", wregs)
+		} else {
+			g.i("VLD1.P 64(R21), %s", wregs)
+		}
+		for r := 0; r < t.rows; r++ {
+			for v := 0; v < 4; v++ {
+				d := acc(r, 4*q+v)
+				g.word(scvtfS(d, d), scvtfSText(d, d))
+				g.word(sameS(opFMUL, d, d, w0+v), sameSText(opFMUL, d, d, w0+v))
+			}
+		}
+	}
+	for r := 0; r < t.rows; r++ {
+		g.i("VLD1R (%s), [V%d.S4]", row(r), xr(r))
+		for v := 0; v < nv; v++ {
+			d := acc(r, v)
+			g.word(sameS(opFMUL, d, d, xr(r)), sameSText(opFMUL, d, d, xr(r)))
+		}
+	}
+	g.i("MOVD bias+56(FP), R7")
+	g.i("CBZ R7, nobias")
+	for q := 0; q < groups; q++ {
+		g.i("VLD1.P 64(R7), %s", wregs)
+		for r := 0; r < t.rows; r++ {
+			for v := 0; v < 4; v++ {
+				d := acc(r, 4*q+v)
+				g.word(sameS(opFADD, d, d, w0+v), sameSText(opFADD, d, d, w0+v))
+			}
+		}
+	}
+	g.i("nobias:")
+	g.i("MOVD c+40(FP), R5")
+	g.i("MOVD ldc+48(FP), R6")
+	g.i("LSL $2, R6, R6")
+	for r := 0; r < t.rows; r++ {
+		g.i("MOVD R5, R22")
+		for q := 0; q < groups; q++ {
+			a := acc(r, 4*q)
+			g.i("VST1.P [V%d.S4, V%d.S4, V%d.S4, V%d.S4], 64(R22)", a, a+1, a+2, a+3)
+		}
+		if r < t.rows-1 {
+			g.i("ADD R6, R5, R5")
+		}
+	}
+	g.i("RET")
+}
