@@ -190,85 +190,85 @@ func attnScoresNEON(q *float32, k *float32, stride, n, hd int, scale float32, ou
 // attnSumNEON_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_1(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_1(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_2(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_2(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_3(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_3(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_4(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_4(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_5(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_5(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_6(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_6(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_7(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_7(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_8(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_8(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_9 accumulates out += Σ_j p[j]·v[j·stride:] over 9 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_9(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_9(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_10 accumulates out += Σ_j p[j]·v[j·stride:] over 10 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_10(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_10(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_11 accumulates out += Σ_j p[j]·v[j·stride:] over 11 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_11(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_11(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_12 accumulates out += Σ_j p[j]·v[j·stride:] over 12 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_12(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_12(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_13 accumulates out += Σ_j p[j]·v[j·stride:] over 13 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_13(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_13(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_14 accumulates out += Σ_j p[j]·v[j·stride:] over 14 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_14(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_14(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_15 accumulates out += Σ_j p[j]·v[j·stride:] over 15 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_15(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_15(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON_16 accumulates out += Σ_j p[j]·v[j·stride:] over 16 vectors, one FMA chain per element in order of j.
 //
 //go:noescape
-func attnSumNEON_16(out, p, v *float32, stride, n int, pf *float32)
+func attnSumNEON_16(out, p *float32, v *float32, stride, n int, pf *float32)
 
 // attnSumNEON holds the weighted-sum kernels by block width in vectors.
-var attnSumNEON = [...]func(out, p, v *float32, stride, n int, pf *float32){
+var attnSumNEON = [...]func(out, p *float32, v *float32, stride, n int, pf *float32){
 	attnSumNEON_1,
 	attnSumNEON_2,
 	attnSumNEON_3,
@@ -285,4 +285,214 @@ var attnSumNEON = [...]func(out, p, v *float32, stride, n int, pf *float32){
 	attnSumNEON_14,
 	attnSumNEON_15,
 	attnSumNEON_16,
+}
+
+// attnScoresBF16NEON computes out[j] = (q · k[j·stride:][:hd]) · scale for j < n, hd a multiple of 4.
+//
+//go:noescape
+func attnScoresBF16NEON(q *float32, k *uint16, stride, n, hd int, scale float32, out *float32, pf *uint16)
+
+// attnSumBF16NEON_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_1(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_2(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_3(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_4(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_5(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_6(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_7(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_8(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_9 accumulates out += Σ_j p[j]·v[j·stride:] over 9 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_9(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_10 accumulates out += Σ_j p[j]·v[j·stride:] over 10 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_10(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_11 accumulates out += Σ_j p[j]·v[j·stride:] over 11 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_11(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_12 accumulates out += Σ_j p[j]·v[j·stride:] over 12 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_12(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_13 accumulates out += Σ_j p[j]·v[j·stride:] over 13 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_13(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_14 accumulates out += Σ_j p[j]·v[j·stride:] over 14 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_14(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_15 accumulates out += Σ_j p[j]·v[j·stride:] over 15 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_15(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON_16 accumulates out += Σ_j p[j]·v[j·stride:] over 16 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumBF16NEON_16(out, p *float32, v *uint16, stride, n int, pf *uint16)
+
+// attnSumBF16NEON holds the weighted-sum kernels by block width in vectors.
+var attnSumBF16NEON = [...]func(out, p *float32, v *uint16, stride, n int, pf *uint16){
+	attnSumBF16NEON_1,
+	attnSumBF16NEON_2,
+	attnSumBF16NEON_3,
+	attnSumBF16NEON_4,
+	attnSumBF16NEON_5,
+	attnSumBF16NEON_6,
+	attnSumBF16NEON_7,
+	attnSumBF16NEON_8,
+	attnSumBF16NEON_9,
+	attnSumBF16NEON_10,
+	attnSumBF16NEON_11,
+	attnSumBF16NEON_12,
+	attnSumBF16NEON_13,
+	attnSumBF16NEON_14,
+	attnSumBF16NEON_15,
+	attnSumBF16NEON_16,
+}
+
+// attnScoresI8NEON computes out[j] = ((q · k[j·stride:][:hd]) · scale) · ks[j] for j < n, hd a multiple of 4.
+//
+//go:noescape
+func attnScoresI8NEON(q *float32, k *int8, stride, n, hd int, scale float32, out *float32, ks *float32, pf *int8)
+
+// attnSumI8NEON_1 accumulates out += Σ_j p[j]·v[j·stride:] over 1 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_1(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_2 accumulates out += Σ_j p[j]·v[j·stride:] over 2 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_2(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_3 accumulates out += Σ_j p[j]·v[j·stride:] over 3 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_3(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_4 accumulates out += Σ_j p[j]·v[j·stride:] over 4 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_4(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_5 accumulates out += Σ_j p[j]·v[j·stride:] over 5 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_5(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_6 accumulates out += Σ_j p[j]·v[j·stride:] over 6 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_6(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_7 accumulates out += Σ_j p[j]·v[j·stride:] over 7 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_7(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_8 accumulates out += Σ_j p[j]·v[j·stride:] over 8 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_8(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_9 accumulates out += Σ_j p[j]·v[j·stride:] over 9 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_9(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_10 accumulates out += Σ_j p[j]·v[j·stride:] over 10 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_10(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_11 accumulates out += Σ_j p[j]·v[j·stride:] over 11 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_11(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_12 accumulates out += Σ_j p[j]·v[j·stride:] over 12 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_12(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_13 accumulates out += Σ_j p[j]·v[j·stride:] over 13 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_13(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_14 accumulates out += Σ_j p[j]·v[j·stride:] over 14 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_14(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_15 accumulates out += Σ_j p[j]·v[j·stride:] over 15 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_15(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON_16 accumulates out += Σ_j p[j]·v[j·stride:] over 16 vectors, one FMA chain per element in order of j.
+//
+//go:noescape
+func attnSumI8NEON_16(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8)
+
+// attnSumI8NEON holds the weighted-sum kernels by block width in vectors.
+var attnSumI8NEON = [...]func(out, p *float32, v *int8, stride, n int, vs *float32, pf *int8){
+	attnSumI8NEON_1,
+	attnSumI8NEON_2,
+	attnSumI8NEON_3,
+	attnSumI8NEON_4,
+	attnSumI8NEON_5,
+	attnSumI8NEON_6,
+	attnSumI8NEON_7,
+	attnSumI8NEON_8,
+	attnSumI8NEON_9,
+	attnSumI8NEON_10,
+	attnSumI8NEON_11,
+	attnSumI8NEON_12,
+	attnSumI8NEON_13,
+	attnSumI8NEON_14,
+	attnSumI8NEON_15,
+	attnSumI8NEON_16,
 }

@@ -92,3 +92,25 @@ func scvtfS(d, n int) uint32 {
 
 // scvtfSText is the Arm-syntax text of scvtfS.
 func scvtfSText(d, n int) string { return fmt.Sprintf("SCVTF V%d.4S, V%d.4S", d, n) }
+
+// sxtl encodes SXTL <Vd>.<2×size>, <Vn>.<size> on the low half of Vn
+// (SSHLL with shift 0: ARM ARM C7.2.333), for bytes (8B to 8H) or
+// halfwords (4H to 4S):
+//
+//	0 Q=0 U=0 011110 immh:immb=0001000 (bytes) or 0010000 (halfwords) 10100 1 Rn Rd
+func sxtl(d, n int, bytes bool) uint32 {
+	checkReg(d, n)
+	op := uint32(0x0f10a400)
+	if bytes {
+		op = 0x0f08a400
+	}
+	return op | uint32(n)<<5 | uint32(d)
+}
+
+// sxtlText is the Arm-syntax text of sxtl.
+func sxtlText(d, n int, bytes bool) string {
+	if bytes {
+		return fmt.Sprintf("SXTL V%d.8H, V%d.8B", d, n)
+	}
+	return fmt.Sprintf("SXTL V%d.4S, V%d.4H", d, n)
+}

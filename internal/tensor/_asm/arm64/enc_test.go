@@ -78,3 +78,20 @@ func TestScvtfS(t *testing.T) {
 		}
 	}
 }
+
+func TestSxtl(t *testing.T) {
+	for _, tc := range []struct {
+		d, n  int
+		bytes bool
+		want  uint32
+	}{
+		{0, 1, true, 0x0f08a420},    // sxtl v0.8h, v1.8b
+		{31, 17, true, 0x0f08a63f},  // sxtl v31.8h, v17.8b
+		{0, 1, false, 0x0f10a420},   // sxtl v0.4s, v1.4h
+		{29, 18, false, 0x0f10a65d}, // sxtl v29.4s, v18.4h
+	} {
+		if got := sxtl(tc.d, tc.n, tc.bytes); got != tc.want {
+			t.Errorf("%s = %#08x, want %#08x", sxtlText(tc.d, tc.n, tc.bytes), got, tc.want)
+		}
+	}
+}
