@@ -7738,3 +7738,145 @@ loop:
 	VST1.P [V8.S4, V9.S4, V10.S4, V11.S4], 64(R8)
 	VST1.P [V12.S4, V13.S4, V14.S4, V15.S4], 64(R8)
 	RET
+
+// func addNEON(y, x *float32, n int)
+TEXT ·addNEON(SB), NOSPLIT, $0-24
+	MOVD y+0(FP), R0
+	MOVD x+8(FP), R1
+	MOVD n+16(FP), R3
+	MOVD R0, R5
+	LSR $4, R3, R4
+	AND $15, R3, R3
+	LSR $2, R3, R3
+	CBZ R4, loop16_end
+loop16:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x4e24d400 // FADD V0.4S, V0.4S, V4.4S
+	WORD $0x4e25d421 // FADD V1.4S, V1.4S, V5.4S
+	WORD $0x4e26d442 // FADD V2.4S, V2.4S, V6.4S
+	WORD $0x4e27d463 // FADD V3.4S, V3.4S, V7.4S
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R5)
+	SUB $1, R4, R4
+	CBNZ R4, loop16
+loop16_end:
+	CBZ R3, loop4_end
+loop4:
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V4.S4]
+	WORD $0x4e24d400 // FADD V0.4S, V0.4S, V4.4S
+	VST1.P [V0.S4], 16(R5)
+	SUB $1, R3, R3
+	CBNZ R3, loop4
+loop4_end:
+	RET
+
+// func scaleNEON(y *float32, a float32, n int)
+TEXT ·scaleNEON(SB), NOSPLIT, $0-24
+	MOVD y+0(FP), R0
+	MOVD n+16(FP), R3
+	FMOVS a+8(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD R0, R5
+	LSR $4, R3, R4
+	AND $15, R3, R3
+	LSR $2, R3, R3
+	CBZ R4, loop16_end
+loop16:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	WORD $0x6e3fdc00 // FMUL V0.4S, V0.4S, V31.4S
+	WORD $0x6e3fdc21 // FMUL V1.4S, V1.4S, V31.4S
+	WORD $0x6e3fdc42 // FMUL V2.4S, V2.4S, V31.4S
+	WORD $0x6e3fdc63 // FMUL V3.4S, V3.4S, V31.4S
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R5)
+	SUB $1, R4, R4
+	CBNZ R4, loop16
+loop16_end:
+	CBZ R3, loop4_end
+loop4:
+	VLD1.P 16(R0), [V0.S4]
+	WORD $0x6e3fdc00 // FMUL V0.4S, V0.4S, V31.4S
+	VST1.P [V0.S4], 16(R5)
+	SUB $1, R3, R3
+	CBNZ R3, loop4
+loop4_end:
+	RET
+
+// func axpyNEON(y *float32, a float32, x *float32, n int)
+TEXT ·axpyNEON(SB), NOSPLIT, $0-32
+	MOVD y+0(FP), R0
+	MOVD x+16(FP), R1
+	MOVD n+24(FP), R3
+	FMOVS a+8(FP), F31
+	VDUP V31.S[0], V31.S4
+	MOVD R0, R5
+	LSR $4, R3, R4
+	AND $15, R3, R3
+	LSR $2, R3, R3
+	CBZ R4, loop16_end
+loop16:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+	WORD $0x6e3fdc84 // FMUL V4.4S, V4.4S, V31.4S
+	WORD $0x4e24d400 // FADD V0.4S, V0.4S, V4.4S
+	WORD $0x6e3fdca5 // FMUL V5.4S, V5.4S, V31.4S
+	WORD $0x4e25d421 // FADD V1.4S, V1.4S, V5.4S
+	WORD $0x6e3fdcc6 // FMUL V6.4S, V6.4S, V31.4S
+	WORD $0x4e26d442 // FADD V2.4S, V2.4S, V6.4S
+	WORD $0x6e3fdce7 // FMUL V7.4S, V7.4S, V31.4S
+	WORD $0x4e27d463 // FADD V3.4S, V3.4S, V7.4S
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R5)
+	SUB $1, R4, R4
+	CBNZ R4, loop16
+loop16_end:
+	CBZ R3, loop4_end
+loop4:
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V4.S4]
+	WORD $0x6e3fdc84 // FMUL V4.4S, V4.4S, V31.4S
+	WORD $0x4e24d400 // FADD V0.4S, V0.4S, V4.4S
+	VST1.P [V0.S4], 16(R5)
+	SUB $1, R3, R3
+	CBNZ R3, loop4
+loop4_end:
+	RET
+
+// func addMulNEON(y, s, x *float32, n int)
+TEXT ·addMulNEON(SB), NOSPLIT, $0-32
+	MOVD y+0(FP), R0
+	MOVD s+8(FP), R1
+	MOVD x+16(FP), R2
+	MOVD n+24(FP), R3
+	MOVD R0, R5
+	LSR $4, R3, R4
+	AND $15, R3, R3
+	LSR $2, R3, R3
+	CBZ R4, loop16_end
+loop16:
+	VLD1.P 64(R0), [V0.S4, V1.S4, V2.S4, V3.S4]
+	VLD1.P 64(R1), [V4.S4, V5.S4, V6.S4, V7.S4]
+	VLD1.P 64(R2), [V8.S4, V9.S4, V10.S4, V11.S4]
+	WORD $0x6e28dc84 // FMUL V4.4S, V4.4S, V8.4S
+	WORD $0x4e24d400 // FADD V0.4S, V0.4S, V4.4S
+	WORD $0x6e29dca5 // FMUL V5.4S, V5.4S, V9.4S
+	WORD $0x4e25d421 // FADD V1.4S, V1.4S, V5.4S
+	WORD $0x6e2adcc6 // FMUL V6.4S, V6.4S, V10.4S
+	WORD $0x4e26d442 // FADD V2.4S, V2.4S, V6.4S
+	WORD $0x6e2bdce7 // FMUL V7.4S, V7.4S, V11.4S
+	WORD $0x4e27d463 // FADD V3.4S, V3.4S, V7.4S
+	VST1.P [V0.S4, V1.S4, V2.S4, V3.S4], 64(R5)
+	SUB $1, R4, R4
+	CBNZ R4, loop16
+loop16_end:
+	CBZ R3, loop4_end
+loop4:
+	VLD1.P 16(R0), [V0.S4]
+	VLD1.P 16(R1), [V4.S4]
+	VLD1.P 16(R2), [V8.S4]
+	WORD $0x6e28dc84 // FMUL V4.4S, V4.4S, V8.4S
+	WORD $0x4e24d400 // FADD V0.4S, V0.4S, V4.4S
+	VST1.P [V0.S4], 16(R5)
+	SUB $1, R3, R3
+	CBNZ R3, loop4
+loop4_end:
+	RET

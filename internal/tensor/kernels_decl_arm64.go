@@ -496,3 +496,23 @@ var attnSumI8NEON = [...]func(out, p *float32, v *int8, stride, n int, vs *float
 	attnSumI8NEON_15,
 	attnSumI8NEON_16,
 }
+
+// addNEON computes y += x for n floats, n a multiple of 4.
+//
+//go:noescape
+func addNEON(y, x *float32, n int)
+
+// scaleNEON computes y *= a for n floats, n a multiple of 4.
+//
+//go:noescape
+func scaleNEON(y *float32, a float32, n int)
+
+// axpyNEON computes y += float32(a·x) for n floats, n a multiple of 4.
+//
+//go:noescape
+func axpyNEON(y *float32, a float32, x *float32, n int)
+
+// addMulNEON computes y += float32(s·x) for n floats, n a multiple of 4.
+//
+//go:noescape
+func addMulNEON(y, s, x *float32, n int)
