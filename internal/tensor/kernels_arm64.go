@@ -24,10 +24,14 @@ func implAvailable(i impl) bool {
 	return i == implNEON || i == implGeneric
 }
 
-// bfloat16 dot products (BFDOT) do not round like VDPBF16PS, the
-// instruction PackBF16Dot's results are defined by, so there is no arm64
-// kernel for them: PackBF16Dot reports false and the bf16 mode multiplies
-// bfloat16 weights with float32 activations (see HasBF16Dot).
+// There is no arm64 kernel for the bfloat16 dot products of PackBF16Dot:
+// their results are defined by VDPBF16PS (each pair accumulated into the
+// float32 sum in turn, inputs and results flushed to zero), and BFDOT adds
+// a pair's products before the sum and rounds otherwise, so it cannot give
+// the same values; golang.org/x/sys/cpu does not report FEAT_BF16 either.
+// HasBF16Dot is false: the bf16 mode falls back to f32
+// (Matmul.Available), and a matrix packed with PackBF16Dot anyway is
+// multiplied by the portable code.
 const hasBF16Dot = false
 
 func cvtBF16SIMD(dst []uint16, src []float32) int { return 0 }
