@@ -64,7 +64,7 @@ func tuneGC(getenv func(string) string) {
 	}
 }
 
-// setKernels applies NANOVOX_KERNELS (avx512, avx2 or generic), if set:
+// setKernels applies NANOVOX_KERNELS (avx512, avx2, neon or generic), if set:
 // the SIMD kernel set to use instead of the best the CPU supports.
 func setKernels(getenv func(string) string) error {
 	k := getenv("NANOVOX_KERNELS")

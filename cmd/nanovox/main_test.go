@@ -484,7 +484,7 @@ func TestKernelsEnv(t *testing.T) {
 		}
 	}
 	r = say([]string{"NANOVOX_KERNELS=sse9"}, "f32")
-	if r.code != 2 || !strings.Contains(string(r.stderr), `NANOVOX_KERNELS: kernels "sse9": want avx512, avx2 or generic`) {
+	if r.code != 2 || !strings.Contains(string(r.stderr), `NANOVOX_KERNELS: kernels "sse9": want avx512, avx2, neon or generic`) {
 		t.Fatalf("bad name: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

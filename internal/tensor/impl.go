@@ -39,8 +39,7 @@ var active = detectImpl()
 func Kernels() string { return active.String() }
 
 // SetKernels chooses the kernel set by name ("avx512", "avx2", "neon",
-// "generic")
-// instead of the best one the CPU supports: to measure what a smaller CPU
+// "generic") instead of the best one the CPU supports: to measure what a smaller CPU
 // would run, or to rule the SIMD code out when looking into a result. It
 // must be called before any matrix is packed or any kernel runs, and fails
 // for a set this CPU (or build) cannot run. Every set computes the same
@@ -57,6 +56,5 @@ func SetKernels(name string) error {
 		active = i
 		return nil
 	}
-	// The message predates the neon set; cmd/nanovox's tests match it.
-	return fmt.Errorf("kernels %q: want avx512, avx2 or generic", name)
+	return fmt.Errorf("kernels %q: want avx512, avx2, neon or generic", name)
 }
