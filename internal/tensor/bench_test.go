@@ -256,7 +256,7 @@ func BenchmarkAttendWindowsRing(b *testing.B) {
 					kv.K, kv.V = k, v
 				} else {
 					kv.K16, kv.V16 = toBF16(k), toBF16(v)
-					kv.Dot, kv.DotPV = kind == "dot", kind == "dot"
+					kv.BF16Scores, kv.BF16Sums = kind == "dot", kind == "dot"
 				}
 				kvs[s] = kv
 			}

@@ -17,17 +17,17 @@ import "fmt"
 // result is the one over the widened values, bit for bit. AttendKV,
 // AttendKV2 and AttendWindows read them.
 //
-// Dot (with K16, and an even head size; only AttendWindows reads Dot and
-// DotPV) computes the scores as bfloat16 dot products, the bfloat16 mode's
-// arithmetic for products: the query is rounded to bfloat16 (nearest even,
-// denormals to zero) and each score is one chain over pairs of head
-// dimensions, (acc + q₁k₁) + q₀k₀ with every sum rounded to float32 and
-// denormals flushed (VDPBF16PS's definition), from zero, then times scale.
-// The rest of the contract is unchanged.
+// BF16Scores (with K16, and an even head size; only AttendWindows reads
+// BF16Scores and BF16Sums) computes the scores as bfloat16 dot products,
+// the bfloat16 mode's arithmetic for products: the query is rounded to
+// bfloat16 (nearest even, denormals to zero) and each score is one chain
+// over pairs of head dimensions, (acc + q₁k₁) + q₀k₀ with every sum rounded
+// to float32 and denormals flushed (VDPBF16PS's definition), from zero,
+// then times scale. The rest of the contract is unchanged.
 //
-// DotPV (with Dot) computes the weighted sums as bfloat16 dot products
-// too, over values stored in row pairs: physical rows 2m and 2m+1 of a head
-// interleaved, element c of row r of head h at
+// BF16Sums (with BF16Scores) computes the weighted sums as bfloat16 dot
+// products too, over values stored in row pairs: physical rows 2m and 2m+1
+// of a head interleaved, element c of row r of head h at
 //
 //	V16[h·HeadStride + (r−r%2)·hd + 2c + r%2]
 //
@@ -60,11 +60,11 @@ type KV struct {
 	K8, V8     []int8
 	KS, VS     []float32
 	Stride     int
-	HeadStride int // 0: the head size
-	Ring       int // 0: no ring
-	First      int // ring row of logical key 0; 0 <= First < Ring
-	Dot        bool
-	DotPV      bool
+	HeadStride int  // 0: the head size
+	Ring       int  // 0: no ring
+	First      int  // ring row of logical key 0; 0 <= First < Ring
+	BF16Scores bool // scores as bfloat16 dot products (see above)
+	BF16Sums   bool // weighted sums as bfloat16 dot products over row pairs
 }
 
 // headStride returns the offset between heads of a row.
@@ -87,7 +87,7 @@ func (kv *KV) checkI8(rows, heads, hd int) string {
 	switch {
 	case kv.K != nil || kv.V != nil || kv.K16 != nil || kv.V16 != nil || kv.V8 == nil || kv.KS == nil || kv.VS == nil:
 		return "int8 keys need int8 values, both with scales, and no other storage"
-	case kv.Ring != 0 || kv.Dot || kv.DotPV || hd < 1 || kv.Stride != hd || kv.HeadStride%hd != 0 || kv.HeadStride < 0:
+	case kv.Ring != 0 || kv.BF16Scores || kv.BF16Sums || hd < 1 || kv.Stride != hd || kv.HeadStride%hd != 0 || kv.HeadStride < 0:
 		return fmt.Sprintf("int8 keys need the head-major layout without a ring (stride %d, head stride %d, head size %d)", kv.Stride, kv.HeadStride, hd)
 	}
 	if rows == 0 || heads == 0 {

@@ -62,12 +62,12 @@ type ringState struct {
 	group     int         // rows attended together (one frame's rows)
 	heads, hd int         // keys and values are stored head-major
 	k, v      [][]float32 // per layer [heads][ring][hd]
-	k16, v16  [][]uint16  // the same as bfloat16 (transformer.dot) instead, the values in row pairs (tensor.KV.DotPV)
+	k16, v16  [][]uint16  // the same as bfloat16 (transformer.dot) instead, the values in row pairs (tensor.KV.BF16Sums)
 }
 
 // ringRows returns the rows of a ring for a transformer stepped group rows
 // at a time: every key a group sees fits, and the count is even, so that
-// value pairs (tensor.KV.DotPV) never straddle the wrap.
+// value pairs (tensor.KV.BF16Sums) never straddle the wrap.
 func ringRows(t *transformer, group int) int {
 	n := t.context - 1 + group
 	return n + n%2

@@ -13,9 +13,9 @@ import (
 // the two measured the same, even with the cache out of the processor's
 // caches.
 //
-// With store tensor.KVBFloat16 (Options.BF16Dot) the blocks hold bfloat16
-// values, rounded as tensor.RoundBF16 does: half the memory. With
-// tensor.KVInt8 (the global stack under Options.Int8) they hold signed
+// With store tensor.KVBFloat16 (Options.Matmul BF16) the blocks hold
+// bfloat16 values, rounded as tensor.RoundBF16 does: half the memory. With
+// tensor.KVInt8 (the global stack under Matmul Int8) they hold signed
 // bytes, each head of a position quantized with its own scale
 // (tensor.QuantizeI8): a quarter of the memory, and of the bytes a decode
 // step's attention reads.
