@@ -249,7 +249,8 @@ func halves[T any](slab []T, i, per int) (k, v []T) {
 // Put stores the key and value of one head of one row, k and v (hd =
 // len(k) elements each), at element offset o = r·Stride + h·HeadStride:
 // rounded to bfloat16 (RoundBF16) or quantized (QuantizeI8, the scale at
-// o/hd) as the block's storage needs.
+// o/hd) as the block's storage needs, the value into its row pair with
+// BF16Sums.
 func (kv *KV) Put(o int, k, v []float32) {
 	hd := len(k)
 	switch {
@@ -258,10 +259,32 @@ func (kv *KV) Put(o int, k, v []float32) {
 		kv.VS[o/hd] = QuantizeI8(kv.V8[o:o+hd], v)
 	case kv.K16 != nil:
 		RoundBF16(kv.K16[o:o+hd], k)
+		if kv.BF16Sums {
+			kv.putPair(o, v)
+			return
+		}
 		RoundBF16(kv.V16[o:o+hd], v)
 	default:
 		copy(kv.K[o:o+hd], k)
 		copy(kv.V[o:o+hd], v)
+	}
+}
+
+// putPair stores value row v of the head-major block (Stride = hd) at
+// element offset o, rounded to bfloat16, into its row pair (see BF16Sums):
+// element c of row r at (r−r%2)·hd + 2c + r%2 from the head's start.
+func (kv *KV) putPair(o int, v []float32) {
+	hd := len(v)
+	odd := o % kv.headStride(hd) / hd % 2
+	dst := kv.V16[o-odd*hd+odd:]
+	var buf [64]uint16 // rounded a part at a time, on the stack
+	for c0 := 0; c0 < hd; c0 += len(buf) {
+		part := v[c0:min(c0+len(buf), hd)]
+		RoundBF16(buf[:len(part)], part)
+		d := dst[2*c0:]
+		for c, x := range buf[:len(part)] {
+			d[2*c] = x
+		}
 	}
 }
 
