@@ -2,7 +2,7 @@ package tensor
 
 import "fmt"
 
-// KV is a block of cached key and value rows for AttendKV, AttendKV2 and
+// KV is a block of cached key and value rows for Attend, AttendKV2 and
 // AttendWindows: head h of row r is K[r·Stride + h·HeadStride :][:headDim]
 // (and likewise in V). With HeadStride 0 the heads of a row are adjacent
 // (HeadStride = head size): Stride is d for a plain [rows, d] cache and 3d
@@ -14,7 +14,7 @@ import "fmt"
 //
 // K16 and V16, when set instead of K and V, hold the keys and values as
 // bfloat16 (same layout): half the memory, read and widened exactly, so the
-// result is the one over the widened values, bit for bit. AttendKV,
+// result is the one over the widened values, bit for bit. Attend,
 // AttendKV2 and AttendWindows read them.
 //
 // BF16Scores (with K16, and an even head size; only AttendWindows reads
@@ -49,8 +49,7 @@ import "fmt"
 // K8[o:o+headDim]·KS[o/headDim], o = r·Stride + h·HeadStride (likewise V8
 // and VS), as QuantizeI8 writes them. They need the head-major layout
 // (Stride = headDim, HeadStride a multiple of headDim covering the rows)
-// and no ring. AttendKV
-// and AttendKV2 read them directly: a score is ((q·k)·scale)·ks, k the bytes
+// and no ring. Attend and AttendKV2 read them directly: a score is ((q·k)·scale)·ks, k the bytes
 // widened exactly, and the weight of a value row p·vs, both rounded to
 // float32. AttendWindows dequantizes them (k·ks, rounded to float32) and
 // attends over those float32 values.

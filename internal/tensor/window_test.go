@@ -310,7 +310,7 @@ func TestAttendWindowsMatchesAttend(t *testing.T) {
 	for _, im := range impls() {
 		useImpl(t, im)
 		want := make([]float32, d)
-		Attend(want, q, k, v, nkeys, d, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
+		Attend(want, q, KV{K: k, V: v, Stride: d}, nkeys, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
 		got := make([]float32, d)
 		AttendWindows(got, d, q, d, KV{K: k, V: v, Stride: d}, []int{0}, []int{nkeys}, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, nil)
 		for i := range got {
@@ -388,7 +388,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 				sc := make([]float32, tc.nkeys)
 				for b.Loop() {
 					for i := range tc.rows {
-						Attend(out[i*d:], q[i*3*d:], k[lo[i]*d:], v[lo[i]*d:], hi[i]-lo[i], d, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, sc)
+						Attend(out[i*d:], q[i*3*d:], KV{K: k[lo[i]*d:], V: v[lo[i]*d:], Stride: d}, hi[i]-lo[i], AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, sc)
 					}
 				}
 			})

@@ -185,7 +185,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 				// once). Which one a row gets depends only on its own
 				// sequence, never on the batch.
 				ws.scores = grow(ws.scores, tensor.AttendKVScratch(p0+1, hd))
-				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, ws.scores)
+				tensor.Attend(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, ws.scores)
 			default:
 				ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]
 				for t := range sq.n {
