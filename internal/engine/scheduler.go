@@ -12,120 +12,187 @@ import (
 // another goroutine while step t+1 is generated, so a stream may generate
 // once more before its previous output is delivered: a stream then holds at
 // most two pending chunks.
+//
+// Each turn: retire the streams that ended and pick the ready ones; with
+// nothing to do, sleep until woken; otherwise run one batched step, whose
+// outputs deliverAll hands to the streams.
 func (e *Engine) loop() {
 	defer close(e.stopped)
-	st := e.fam.NewStepper()
-	pl, pipelined := st.(Pipeline)
-	var ready []*Stream
-	var jobs []Job
-	var inflight *rendering // generated, not yet rendered
-	var coalesced time.Duration
-	rel, canRelease := e.fam.(IdleReleaser)
-	released := true // nothing kept yet
+	sc := newScheduler(e)
 	for {
-		e.mu.Lock()
-		// Retire cancelled streams; pick the ready ones.
-		ready = ready[:0]
-		live := e.streams[:0]
-		for _, s := range e.streams {
-			if err := s.ctx.Err(); err != nil {
-				e.finish(s, err)
-				continue
-			}
-			live = append(live, s)
-			if len(s.out) == 0 && !s.job.Done() {
-				ready = append(ready, s)
-			}
-		}
-		clear(e.streams[len(live):])
-		e.streams = live
-		empty := len(e.streams) == 0
-		if empty {
-			e.idle.Broadcast()
-		}
-		stop := e.closed && empty && inflight == nil
-		e.mu.Unlock()
+		empty, stop := sc.pickReady()
 		if stop {
 			return
 		}
-		if len(ready) == 0 && inflight == nil {
-			// Wakes come from a new stream, a chunk taken by a reader, a
-			// cancelled context and Close.
-			if !empty || released || !canRelease || e.cfg.IdleRelease <= 0 {
-				<-e.wake
-				continue
-			}
-			t := time.NewTimer(e.cfg.IdleRelease)
-			select {
-			case <-e.wake:
-				t.Stop()
-			case <-t.C:
-				e.releaseIdle(rel)
-				released = true
-			}
+		if len(sc.ready) == 0 && sc.inflight == nil {
+			sc.sleep(empty)
 			continue
 		}
-		released = false
-		if e.coalesce(ready, inflight != nil, &coalesced) {
+		sc.released = false
+		if e.coalesce(sc.ready, sc.inflight != nil, &sc.coalesced) {
 			continue
 		}
-		prompting := false
-		for _, s := range ready {
-			prompting = prompting || !s.stepped
+		sc.step()
+	}
+}
+
+// scheduler is loop's state from one turn to the next.
+type scheduler struct {
+	e         *Engine
+	st        Stepper
+	pl        Pipeline // st as a Pipeline, if pipelined
+	pipelined bool
+	ready     []*Stream // the streams this turn steps
+	jobs      []Job     // their jobs (reused)
+	inflight  *rendering
+	// coalesced is how long the current new streams were held back for
+	// others about to join them (coalesce).
+	coalesced  time.Duration
+	rel        IdleReleaser
+	canRelease bool
+	released   bool // the family's idle memory is released
+}
+
+func newScheduler(e *Engine) *scheduler {
+	sc := &scheduler{e: e, st: e.fam.NewStepper(), released: true} // nothing kept yet
+	sc.pl, sc.pipelined = sc.st.(Pipeline)
+	sc.rel, sc.canRelease = e.fam.(IdleReleaser)
+	return sc
+}
+
+// pickReady retires cancelled streams and collects in sc.ready those that
+// can step (no chunk waiting for their reader, not done). It reports
+// whether no stream is left, and whether the loop should stop (closed,
+// empty, nothing in flight).
+func (sc *scheduler) pickReady() (empty, stop bool) {
+	e := sc.e
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	sc.ready = sc.ready[:0]
+	live := e.streams[:0]
+	for _, s := range e.streams {
+		if err := s.ctx.Err(); err != nil {
+			e.finish(s, err)
+			continue
 		}
-		e.prompting.Store(prompting)
-		t0 := time.Now()
-		var rendered chan struct{}
-		if inflight != nil {
-			rendered = make(chan struct{})
-			go func(r *rendering) {
-				defer close(rendered)
-				outs, err := pl.Render(r.generated)
-				e.deliverAll(r.streams, outs, err, time.Since(t0))
-			}(inflight)
-			inflight = nil
+		live = append(live, s)
+		if len(s.out) == 0 && !s.job.Done() {
+			sc.ready = append(sc.ready, s)
 		}
-		coalesced = 0
-		if len(ready) > 0 {
-			jobs = jobs[:0]
-			for _, s := range ready {
-				jobs = append(jobs, s.job)
-				s.stepped = true
-			}
-			t1 := time.Now()
-			if pipelined {
-				g, err := pl.Generate(jobs)
-				if err != nil {
-					e.deliverAll(ready, nil, err, 0)
-				} else {
-					e.mu.Lock()
-					share := time.Since(t1) / time.Duration(len(ready))
-					for _, s := range ready {
-						s.compute += share
-					}
-					e.mu.Unlock()
-					inflight = &rendering{streams: append([]*Stream(nil), ready...), generated: g}
-				}
-			} else {
-				outs, err := st.Step(jobs)
-				e.deliverAll(ready, outs, err, time.Since(t1))
-			}
-		}
-		if rendered != nil {
-			<-rendered
-		}
-		if len(ready) > 0 {
-			d := time.Since(t0)
-			if e.cfg.Observer != nil {
-				e.cfg.Observer.Step(len(ready), d)
-			}
-			if e.rt != nil && !prompting && (!pipelined || rendered != nil && inflight != nil) {
-				// A steady step: every stream was stepped before and, with
-				// a pipeline, the loop both rendered and generated (its
-				// first and last steps do one of the two).
-				e.adm.setLimit(e.rt.observe(len(ready), d))
-			}
-		}
+	}
+	clear(e.streams[len(live):])
+	e.streams = live
+	empty = len(e.streams) == 0
+	if empty {
+		e.idle.Broadcast()
+	}
+	return empty, e.closed && empty && sc.inflight == nil
+}
+
+// sleep waits for a wake: a new stream, a chunk taken by a reader, a
+// cancelled context or Close. With no stream at all it releases the
+// family's idle memory once IdleRelease passes without one.
+func (sc *scheduler) sleep(empty bool) {
+	e := sc.e
+	if !empty || sc.released || !sc.canRelease || e.cfg.IdleRelease <= 0 {
+		<-e.wake
+		return
+	}
+	t := time.NewTimer(e.cfg.IdleRelease)
+	select {
+	case <-e.wake:
+		t.Stop()
+	case <-t.C:
+		e.releaseIdle(sc.rel)
+		sc.released = true
+	}
+}
+
+// step runs one batched step: it renders the step in flight (on another
+// goroutine) while it generates the ready streams' next frame, then
+// reports the step's duration.
+func (sc *scheduler) step() {
+	e := sc.e
+	prompting := false
+	for _, s := range sc.ready {
+		prompting = prompting || !s.stepped
+	}
+	e.prompting.Store(prompting)
+	t0 := time.Now()
+	rendered := sc.render(t0)
+	sc.coalesced = 0
+	sc.generate()
+	if rendered != nil {
+		<-rendered
+	}
+	sc.observe(time.Since(t0), prompting, rendered != nil)
+}
+
+// render starts rendering the step in flight, if any, on its own
+// goroutine, which delivers the outputs; the returned channel closes when
+// it is done (nil if nothing was in flight).
+func (sc *scheduler) render(t0 time.Time) chan struct{} {
+	if sc.inflight == nil {
+		return nil
+	}
+	rendered := make(chan struct{})
+	go func(r *rendering) {
+		defer close(rendered)
+		outs, err := sc.pl.Render(r.generated)
+		sc.e.deliverAll(r.streams, outs, err, time.Since(t0))
+	}(sc.inflight)
+	sc.inflight = nil
+	return rendered
+}
+
+// generate steps the ready streams: with a Pipeline it generates their
+// frame and leaves it in flight for the next turn's render; otherwise it
+// steps and delivers at once.
+func (sc *scheduler) generate() {
+	e := sc.e
+	if len(sc.ready) == 0 {
+		return
+	}
+	sc.jobs = sc.jobs[:0]
+	for _, s := range sc.ready {
+		sc.jobs = append(sc.jobs, s.job)
+		s.stepped = true
+	}
+	t1 := time.Now()
+	if !sc.pipelined {
+		outs, err := sc.st.Step(sc.jobs)
+		e.deliverAll(sc.ready, outs, err, time.Since(t1))
+		return
+	}
+	g, err := sc.pl.Generate(sc.jobs)
+	if err != nil {
+		e.deliverAll(sc.ready, nil, err, 0)
+		return
+	}
+	e.mu.Lock()
+	share := time.Since(t1) / time.Duration(len(sc.ready))
+	for _, s := range sc.ready {
+		s.compute += share
+	}
+	e.mu.Unlock()
+	sc.inflight = &rendering{streams: append([]*Stream(nil), sc.ready...), generated: g}
+}
+
+// observe reports a step of d to the Observer and, for a steady step, to
+// the real-time admission limit.
+func (sc *scheduler) observe(d time.Duration, prompting, rendered bool) {
+	e := sc.e
+	if len(sc.ready) == 0 {
+		return
+	}
+	if e.cfg.Observer != nil {
+		e.cfg.Observer.Step(len(sc.ready), d)
+	}
+	if e.rt != nil && !prompting && (!sc.pipelined || rendered && sc.inflight != nil) {
+		// A steady step: every stream was stepped before and, with a
+		// pipeline, the loop both rendered and generated (its first and
+		// last steps do one of the two).
+		e.adm.setLimit(e.rt.observe(len(sc.ready), d))
 	}
 }
 

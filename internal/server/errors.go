@@ -54,6 +54,14 @@ func internal(msg string) *apiError {
 	return &apiError{Status: http.StatusInternalServerError, Type: "server_error", Code: str("internal_error"), Message: msg}
 }
 
+// internalCause is a 500 whose cause the request log shows (and the
+// client does not): the one log line of that failure.
+func internalCause(cause error, msg string) *apiError {
+	e := internal(msg)
+	e.cause = cause
+	return e
+}
+
 // insufficientStorage is a 507 for a save that found the disk full.
 func insufficientStorage(cause error, format string, a ...any) *apiError {
 	return &apiError{Status: http.StatusInsufficientStorage, Type: "server_error", Code: str("insufficient_storage"), Message: fmt.Sprintf(format, a...), cause: cause}

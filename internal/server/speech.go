@@ -130,6 +130,9 @@ func (s *Server) handleSpeech(w http.ResponseWriter, r *http.Request) {
 		log.Info("speech", "frames", stats.Frames, "audio_s", round3(stats.AudioSeconds), "wall_s", round3(time.Since(start).Seconds()))
 	case clientGone(err) || errors.Is(err, errClientStalled):
 		log.Info("speech cancelled", "reason", err.Error(), "frames", stats.Frames)
+	case errors.As(err, new(answered)):
+		// Answered with an error status: the request log (logFailure)
+		// has its line, with the cause.
 	default:
 		log.Error("speech failed", "err", err, "frames", stats.Frames)
 		if started && !v.sse {
@@ -231,8 +234,7 @@ func (s *Server) engineError(err error) error {
 	case engine.IsInputError(err):
 		return badRequest("", "invalid_request", "%v", err)
 	}
-	s.log.Error("start generation", "err", err)
-	return internal("could not start generation")
+	return internalCause(err, "could not start generation")
 }
 
 // newOutput returns the converter and encoder of a request's audio,
@@ -258,8 +260,8 @@ func (s *Server) writeBuffered(w http.ResponseWriter, r *http.Request, st *engin
 	var body encode.Buffer
 	out, err := s.newOutput(w.Header(), &body, v)
 	if err != nil {
-		writeError(w, internal("could not start the encoder"))
-		return err
+		writeError(w, internalCause(err, "could not start the encoder"))
+		return answered{err}
 	}
 	for {
 		c, err := st.Next(r.Context())
@@ -270,15 +272,16 @@ func (s *Server) writeBuffered(w http.ResponseWriter, r *http.Request, st *engin
 			err = out.Write(c.Samples)
 		}
 		if err != nil {
-			if !clientGone(err) {
-				writeError(w, internal("generation failed"))
+			if clientGone(err) {
+				return err
 			}
-			return err
+			writeError(w, internalCause(err, "generation failed"))
+			return answered{err}
 		}
 	}
 	if err := out.Close(); err != nil {
-		writeError(w, internal("encoding failed"))
-		return err
+		writeError(w, internalCause(err, "encoding failed"))
+		return answered{err}
 	}
 	h := w.Header()
 	h.Set("Content-Type", v.format.ContentType())
@@ -289,6 +292,14 @@ func (s *Server) writeBuffered(w http.ResponseWriter, r *http.Request, st *engin
 	_, err = w.Write(body.Bytes())
 	return err
 }
+
+// answered marks a failure that was answered with an error status, which
+// the request log records with its cause; handleSpeech does not log it a
+// second time.
+type answered struct{ err error }
+
+func (a answered) Error() string { return a.err.Error() }
+func (a answered) Unwrap() error { return a.err }
 
 var errClientStalled = errors.New("client stopped reading (idle write timeout)")
 
@@ -324,8 +335,8 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.
 	var pending bytes.Buffer
 	out, err := s.newOutput(w.Header(), &pending, v)
 	if err != nil {
-		writeError(w, internal("could not start the encoder"))
-		return false, err
+		writeError(w, internalCause(err, "could not start the encoder"))
+		return false, answered{err}
 	}
 	send := func() error {
 		if pending.Len() == 0 {
@@ -364,7 +375,8 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.
 		}
 		if err != nil {
 			if !started && !clientGone(err) {
-				writeError(w, internal("generation failed"))
+				writeError(w, internalCause(err, "generation failed"))
+				return false, answered{err}
 			} else if v.sse && started && !clientGone(err) {
 				write(sseEvent(map[string]any{"type": "error", "error": map[string]string{"message": "generation failed", "type": "server_error"}}))
 			}
@@ -379,7 +391,8 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, st *engine.
 	}
 	if err := out.Close(); err != nil {
 		if !started {
-			writeError(w, internal("encoding failed"))
+			writeError(w, internalCause(err, "encoding failed"))
+			return false, answered{err}
 		}
 		return started, err
 	}

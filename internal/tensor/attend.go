@@ -13,50 +13,63 @@ type AttnShape struct {
 	Scale   float32
 }
 
-// Attend computes multi-head attention of one query row over nkeys
-// key/value rows: for each head h,
+// Attend computes multi-head attention of one query row over the first
+// nkeys key/value rows of kv: for each head h,
 //
 //	out[h·hd : (h+1)·hd] = Σ_j softmax_j(scale · q_h·k_jh) · v_jh
 //
-// with hd = s.HeadDim, scale = s.Scale, q_h = q[h·hd : (h+1)·hd], k_jh =
-// keys[j·stride+h·hd : …+hd] and v_jh likewise in vals (stride is the row
-// length of the cache, s.Heads·hd for a plain [n, d] cache, 3d for rows of a
-// fused qkv buffer). scores is scratch of at least nkeys floats. Heads are
-// spread over the worker pool when the work is large enough.
+// with hd = s.HeadDim, scale = s.Scale, q_h = q[h·hd : (h+1)·hd] and k_jh,
+// v_jh head h of logical key j of kv (see KV: a plain [n, d] cache has
+// Stride d, the rows of a fused qkv buffer Stride 3d; a head-major cache,
+// HeadStride = rows·hd, keeps each head's keys contiguous). scores is
+// scratch of at least nkeys floats; AttendKVScratch(nkeys, s.HeadDim) floats
+// also leave room for the rows of bfloat16 blocks the portable code widens,
+// so no call allocates. Heads are spread over the worker pool when the work
+// is large enough.
+//
+// A ring (kv.Ring > 0) needs float32 keys and values with adjacent heads
+// (HeadStride 0); its nkeys attended rows are ring rows First, First+1, …
+// modulo Ring, in that order.
 //
 // A head's result depends only on q, the nkeys rows and scale: not on other
-// queries, on threads, or (for AttendRing) on where the ring wraps.
-func Attend(out, q, keys, vals []float32, nkeys, stride int, s AttnShape, scores []float32) {
-	attend(out, q, keys, vals, 0, 0, nkeys, s.Heads, s.HeadDim, stride, s.Scale, scores)
-}
-
-// AttendRing is Attend over keys and values kept in ring buffers of ring
-// rows (row r at keys[r·stride:]): the nkeys attended rows are ring rows
-// first, first+1, … modulo ring, in that order. It gives bit for bit what
-// Attend gives on the same rows laid out contiguously.
-func AttendRing(out, q, keys, vals []float32, ring, first, nkeys, stride int, s AttnShape, scores []float32) {
-	if ring < 1 || first < 0 || first >= ring || nkeys > ring {
-		panic(fmt.Sprintf("tensor.AttendRing: first %d / nkeys %d outside a ring of %d", first, nkeys, ring))
-	}
-	attend(out, q, keys, vals, ring, first, nkeys, s.Heads, s.HeadDim, stride, s.Scale, scores)
-}
-
-// AttendKV is Attend over the first nkeys rows of kv, whose layout KV
-// describes (Ring must be 0): with a head-major cache (Stride = headDim,
-// HeadStride = rows·headDim) each head's keys are contiguous. It gives bit
-// for bit what Attend gives on the same values.
-func AttendKV(out, q []float32, kv KV, nkeys int, s AttnShape, scores []float32) {
+// queries, on threads, on the layout of kv or on where a ring wraps.
+//
+// Attend is the one entry point for a single block (it replaced Attend over
+// bare slices, AttendRing and AttendKV). It is a single call so that it
+// inlines, as AttendKV did: AttendKV2 takes the ring branch. A first merge
+// with the ring checks in Attend itself (not inlined) measured 10–15 %
+// slower on BenchmarkAttendCache/{bf16,int8}, and so does this one; but so
+// does the old code with one never-taken branch added to AttendKV2, which
+// only moves the attention's Go functions ((*attendJob).run, Softmax, the
+// SIMD wrappers) by 32 bytes: the difference is where the linker places
+// them, not this API.
+func Attend(out, q []float32, kv KV, nkeys int, s AttnShape, scores []float32) {
 	AttendKV2(out, q, kv, nkeys, KV{}, 0, s, scores)
+}
+
+// attendRing is Attend over a ring.
+func attendRing(out, q []float32, kv *KV, nkeys int, s AttnShape, scores []float32) {
+	if kv.K16 != nil || kv.K8 != nil || kv.HeadStride != 0 && kv.HeadStride != s.HeadDim {
+		panic("tensor.Attend: a ring needs float32 keys and values with adjacent heads")
+	}
+	if kv.First < 0 || kv.First >= kv.Ring || nkeys > kv.Ring {
+		panic(fmt.Sprintf("tensor.Attend: first %d / nkeys %d outside a ring of %d", kv.First, nkeys, kv.Ring))
+	}
+	attend(out, q, kv.K, kv.V, kv.Ring, kv.First, nkeys, s.Heads, s.HeadDim, kv.Stride, s.Scale, scores)
 }
 
 // AttendKV2 attends over two blocks of rows as if they were one: the first
 // na rows of a, then the first nb rows of b (a shared, read-only voice
-// prefix and a stream's own rows, say). It gives bit for bit what Attend
-// gives on the na+nb rows laid out contiguously. scores holds at least
-// na+nb floats; AttendKVScratch(na+nb, s.HeadDim) floats also leave room for
-// the rows of bfloat16 blocks the portable code widens, so no call
-// allocates.
+// prefix and a stream's own rows, say; a ring only as a alone, which is
+// Attend's ring). It gives bit for bit what Attend gives on the na+nb rows
+// laid out contiguously. scores holds at least na+nb floats;
+// AttendKVScratch(na+nb, s.HeadDim) floats also leave room for the rows of
+// bfloat16 blocks the portable code widens, so no call allocates.
 func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, s AttnShape, scores []float32) {
+	if a.Ring != 0 && nb == 0 {
+		attendRing(out, q, &a, na, s, scores) // Attend's ring
+		return
+	}
 	heads, headDim, scale := s.Heads, s.HeadDim, s.Scale
 	d := heads * headDim
 	if heads < 0 || headDim < 0 || na < 0 || nb < 0 || len(q) < d || len(out) < d || len(scores) < na+nb {
@@ -88,7 +101,7 @@ func AttendKV2(out, q []float32, a KV, na int, b KV, nb int, s AttnShape, scores
 			j.wide = min(max(j.wide, sg.n), attnWideRows)
 		}
 		if sg.kv.Ring != 0 || sg.kv.Stride < 1 || hs < 1 || (heads > 0 && (nk < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim || nv < (sg.n-1)*sg.kv.Stride+(heads-1)*hs+headDim)) {
-			panic(fmt.Sprintf("tensor.AttendKV: keys %d, vals %d too short for %d keys of %d heads × %d (stride %d, head stride %d, ring %d)",
+			panic(fmt.Sprintf("tensor.AttendKV2: keys %d, vals %d too short for %d keys of %d heads × %d (stride %d, head stride %d, ring %d)",
 				nk, nv, sg.n, heads, headDim, sg.kv.Stride, hs, sg.kv.Ring))
 		}
 		j.segs[i] = attnSeg{keys: sg.kv.K, vals: sg.kv.V, keys16: sg.kv.K16, vals16: sg.kv.V16, n: sg.n, stride: sg.kv.Stride, headOff: hs}
@@ -107,7 +120,7 @@ type attendJob struct {
 	scores    []float32 // a parallel call's scratch for the calling goroutine
 }
 
-// AttendKVScratch returns the scores length with which AttendKV and
+// AttendKVScratch returns the scores length with which Attend and
 // AttendKV2 over nkeys keys never allocate, whatever the blocks' storage.
 func AttendKVScratch(nkeys, headDim int) int { return nkeys + attnWideRows*headDim }
 

@@ -84,7 +84,7 @@ func TestAttend(t *testing.T) {
 					for i := range out {
 						out[i] = float32(math.NaN()) // must be overwritten
 					}
-					Attend(out, q, keys, vals, tc.nkeys, stride, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: scale}, make([]float32, tc.nkeys))
+					Attend(out, q, KV{K: keys, V: vals, Stride: stride}, tc.nkeys, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: scale}, make([]float32, tc.nkeys))
 					for i, v := range out {
 						if math.Abs(float64(v)-want[i]) > 2e-6 {
 							t.Fatalf("%+v %v threads=%d: out[%d] = %v, want %v", tc, im, threads, i, v, want[i])
@@ -121,9 +121,9 @@ func TestAttendRing(t *testing.T) {
 					copy(cv[j*stride:(j+1)*stride], vals[src*stride:(src+1)*stride])
 				}
 				want := make([]float32, heads*hd)
-				Attend(want, q, ck, cv, nkeys, stride, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
+				Attend(want, q, KV{K: ck, V: cv, Stride: stride}, nkeys, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
 				got := make([]float32, heads*hd)
-				AttendRing(got, q, keys, vals, ring, first, nkeys, stride, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
+				Attend(got, q, KV{K: keys, V: vals, Stride: stride, Ring: ring, First: first}, nkeys, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
 				if !bitsEqual(got, want) {
 					t.Fatalf("%v nkeys=%d first=%d: ring result differs from contiguous", im, nkeys, first)
 				}
@@ -132,10 +132,10 @@ func TestAttendRing(t *testing.T) {
 	}
 }
 
-// TestAttendKV checks that a head-major cache (with room beyond the used
-// rows) gives bit for bit what Attend gives on the position-major copy, for
+// TestAttendHeadMajor checks that a head-major cache (with room beyond the
+// used rows) gives bit for bit what Attend gives on the position-major copy, for
 // every implementation and thread count.
-func TestAttendKV(t *testing.T) {
+func TestAttendHeadMajor(t *testing.T) {
 	useThreads(t, Threads())
 	oldMin := parMinAttend
 	t.Cleanup(func() { parMinAttend = oldMin })
@@ -156,13 +156,13 @@ func TestAttendKV(t *testing.T) {
 		for _, im := range impls() {
 			useImpl(t, im)
 			want := make([]float32, d)
-			Attend(want, q, pk, pv, tc.nkeys, d, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, tc.nkeys))
+			Attend(want, q, KV{K: pk, V: pv, Stride: d}, tc.nkeys, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, tc.nkeys))
 			for _, threads := range []int{1, 2} {
 				SetThreads(threads)
 				for _, pmin := range []int{0, 1 << 30} {
 					parMinAttend = pmin
 					got := make([]float32, d)
-					AttendKV(got, q, kv, tc.nkeys, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, tc.nkeys))
+					Attend(got, q, kv, tc.nkeys, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, make([]float32, tc.nkeys))
 					if !bitsEqual(got, want) {
 						t.Fatalf("%+v %v threads=%d: head-major result differs from Attend", tc, im, threads)
 					}
@@ -191,10 +191,10 @@ func TestAttendKV(t *testing.T) {
 	}
 	defer func() {
 		if recover() == nil {
-			t.Error("AttendKV with a short cache did not panic")
+			t.Error("Attend with a short cache did not panic")
 		}
 	}()
-	AttendKV(make([]float32, 8), make([]float32, 8), KV{K: make([]float32, 10), V: make([]float32, 10), Stride: 4, HeadStride: 5}, 3, AttnShape{Heads: 2, HeadDim: 4, Scale: 1}, make([]float32, 3))
+	Attend(make([]float32, 8), make([]float32, 8), KV{K: make([]float32, 10), V: make([]float32, 10), Stride: 4, HeadStride: 5}, 3, AttnShape{Heads: 2, HeadDim: 4, Scale: 1}, make([]float32, 3))
 }
 
 // TestAttendKVBF16 checks bfloat16 caches in AttendKV2: each block may be
@@ -267,21 +267,25 @@ func TestAttnScoresPosition(t *testing.T) {
 }
 
 func TestAttendBadArgs(t *testing.T) {
-	for _, f := range []func(){
-		func() {
-			Attend(make([]float32, 8), make([]float32, 8), make([]float32, 15), make([]float32, 16), 2, 8, AttnShape{Heads: 1, HeadDim: 8, Scale: 1}, make([]float32, 2))
+	out, q := make([]float32, 8), make([]float32, 8)
+	k, v := make([]float32, 16), make([]float32, 16)
+	one := AttnShape{Heads: 1, HeadDim: 8, Scale: 1}
+	for name, f := range map[string]func(){
+		"short keys":   func() { Attend(out, q, KV{K: k[:15], V: v, Stride: 8}, 2, one, make([]float32, 2)) },
+		"short scores": func() { Attend(out, q, KV{K: k, V: v, Stride: 8}, 2, one, make([]float32, 1)) },
+		"ring first":   func() { Attend(out, q, KV{K: k, V: v, Stride: 8, Ring: 2, First: 2}, 1, one, make([]float32, 2)) },
+		"ring keys":    func() { Attend(out, q, KV{K: k, V: v, Stride: 8, Ring: 2}, 3, one, make([]float32, 3)) },
+		"bf16 ring": func() {
+			Attend(out, q, KV{K16: make([]uint16, 16), V16: make([]uint16, 16), Stride: 8, Ring: 2}, 1, one, make([]float32, 2))
 		},
-		func() {
-			Attend(make([]float32, 8), make([]float32, 8), make([]float32, 16), make([]float32, 16), 2, 8, AttnShape{Heads: 1, HeadDim: 8, Scale: 1}, make([]float32, 1))
-		},
-		func() {
-			AttendRing(make([]float32, 8), make([]float32, 8), make([]float32, 16), make([]float32, 16), 2, 2, 1, 8, AttnShape{Heads: 1, HeadDim: 8, Scale: 1}, make([]float32, 2))
+		"head-major ring": func() {
+			Attend(out, q, KV{K: k, V: v, Stride: 4, HeadStride: 8, Ring: 2}, 1, AttnShape{Heads: 2, HeadDim: 4, Scale: 1}, make([]float32, 2))
 		},
 	} {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Error("no panic for inconsistent arguments")
+					t.Errorf("%s: no panic for inconsistent arguments", name)
 				}
 			}()
 			f()
@@ -307,7 +311,7 @@ func BenchmarkAttend(b *testing.B) {
 				useThreads(b, threads)
 				b.SetBytes(int64(2 * tc.nkeys * tc.heads * tc.hd * 4))
 				for b.Loop() {
-					Attend(out, q, keys, vals, tc.nkeys, tc.stride, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, sc)
+					Attend(out, q, KV{K: keys, V: vals, Stride: tc.stride}, tc.nkeys, AttnShape{Heads: tc.heads, HeadDim: tc.hd, Scale: 0.125}, sc)
 				}
 			})
 		}

@@ -178,7 +178,7 @@ func BenchmarkOps(b *testing.B) {
 // key/value cache as the language model runs it (12 heads of 64, 150 keys,
 // head-major, one thread), for each cache storage: over one cache, which
 // stays in cache (hot), and cycling over 96 (8 streams × 12 layers), as an
-// 8-stream step reads them from memory (cold). ns/call is per AttendKV.
+// 8-stream step reads them from memory (cold). ns/call is per Attend.
 func BenchmarkAttendCache(b *testing.B) {
 	r := rand.New(rand.NewPCG(4, 4))
 	const heads, hd, rows, n = 12, 64, 160, 150
@@ -211,7 +211,7 @@ func BenchmarkAttendCache(b *testing.B) {
 				useThreads(b, 1)
 				for b.Loop() {
 					for _, kv := range kvs {
-						AttendKV(out, q, kv, n, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, sc)
+						Attend(out, q, kv, n, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, sc)
 					}
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*sets), "ns/call")
@@ -256,7 +256,7 @@ func BenchmarkAttendWindowsRing(b *testing.B) {
 					kv.K, kv.V = k, v
 				} else {
 					kv.K16, kv.V16 = toBF16(k), toBF16(v)
-					kv.Dot, kv.DotPV = kind == "dot", kind == "dot"
+					kv.BF16Scores, kv.BF16Sums = kind == "dot", kind == "dot"
 				}
 				kvs[s] = kv
 			}

@@ -120,9 +120,9 @@ func FuzzAttendRing(f *testing.F) {
 		}
 		scale := float32(1 / math.Sqrt(float64(hd)))
 		got := make([]float32, heads*hd)
-		AttendRing(got, q, keys, vals, ring, first, nkeys, stride, AttnShape{Heads: heads, HeadDim: hd, Scale: scale}, make([]float32, nkeys))
+		Attend(got, q, KV{K: keys, V: vals, Stride: stride, Ring: ring, First: first}, nkeys, AttnShape{Heads: heads, HeadDim: hd, Scale: scale}, make([]float32, nkeys))
 		want := make([]float32, heads*hd)
-		Attend(want, q, ck, cv, nkeys, stride, AttnShape{Heads: heads, HeadDim: hd, Scale: scale}, make([]float32, nkeys))
+		Attend(want, q, KV{K: ck, V: cv, Stride: stride}, nkeys, AttnShape{Heads: heads, HeadDim: hd, Scale: scale}, make([]float32, nkeys))
 		if !bitsEqual(got, want) {
 			t.Fatalf("ring differs from contiguous")
 		}

@@ -2,7 +2,7 @@ package tensor
 
 import "fmt"
 
-// KV is a block of cached key and value rows for AttendKV, AttendKV2 and
+// KV is a block of cached key and value rows for Attend, AttendKV2 and
 // AttendWindows: head h of row r is K[r·Stride + h·HeadStride :][:headDim]
 // (and likewise in V). With HeadStride 0 the heads of a row are adjacent
 // (HeadStride = head size): Stride is d for a plain [rows, d] cache and 3d
@@ -14,20 +14,20 @@ import "fmt"
 //
 // K16 and V16, when set instead of K and V, hold the keys and values as
 // bfloat16 (same layout): half the memory, read and widened exactly, so the
-// result is the one over the widened values, bit for bit. AttendKV,
+// result is the one over the widened values, bit for bit. Attend,
 // AttendKV2 and AttendWindows read them.
 //
-// Dot (with K16, and an even head size; only AttendWindows reads Dot and
-// DotPV) computes the scores as bfloat16 dot products, the bfloat16 mode's
-// arithmetic for products: the query is rounded to bfloat16 (nearest even,
-// denormals to zero) and each score is one chain over pairs of head
-// dimensions, (acc + q₁k₁) + q₀k₀ with every sum rounded to float32 and
-// denormals flushed (VDPBF16PS's definition), from zero, then times scale.
-// The rest of the contract is unchanged.
+// BF16Scores (with K16, and an even head size; only AttendWindows reads
+// BF16Scores and BF16Sums) computes the scores as bfloat16 dot products,
+// the bfloat16 mode's arithmetic for products: the query is rounded to
+// bfloat16 (nearest even, denormals to zero) and each score is one chain
+// over pairs of head dimensions, (acc + q₁k₁) + q₀k₀ with every sum rounded
+// to float32 and denormals flushed (VDPBF16PS's definition), from zero,
+// then times scale. The rest of the contract is unchanged.
 //
-// DotPV (with Dot) computes the weighted sums as bfloat16 dot products
-// too, over values stored in row pairs: physical rows 2m and 2m+1 of a head
-// interleaved, element c of row r of head h at
+// BF16Sums (with BF16Scores) computes the weighted sums as bfloat16 dot
+// products too, over values stored in row pairs: physical rows 2m and 2m+1
+// of a head interleaved, element c of row r of head h at
 //
 //	V16[h·HeadStride + (r−r%2)·hd + 2c + r%2]
 //
@@ -49,8 +49,7 @@ import "fmt"
 // K8[o:o+headDim]·KS[o/headDim], o = r·Stride + h·HeadStride (likewise V8
 // and VS), as QuantizeI8 writes them. They need the head-major layout
 // (Stride = headDim, HeadStride a multiple of headDim covering the rows)
-// and no ring. AttendKV
-// and AttendKV2 read them directly: a score is ((q·k)·scale)·ks, k the bytes
+// and no ring. Attend and AttendKV2 read them directly: a score is ((q·k)·scale)·ks, k the bytes
 // widened exactly, and the weight of a value row p·vs, both rounded to
 // float32. AttendWindows dequantizes them (k·ks, rounded to float32) and
 // attends over those float32 values.
@@ -60,11 +59,11 @@ type KV struct {
 	K8, V8     []int8
 	KS, VS     []float32
 	Stride     int
-	HeadStride int // 0: the head size
-	Ring       int // 0: no ring
-	First      int // ring row of logical key 0; 0 <= First < Ring
-	Dot        bool
-	DotPV      bool
+	HeadStride int  // 0: the head size
+	Ring       int  // 0: no ring
+	First      int  // ring row of logical key 0; 0 <= First < Ring
+	BF16Scores bool // scores as bfloat16 dot products (see above)
+	BF16Sums   bool // weighted sums as bfloat16 dot products over row pairs
 }
 
 // headStride returns the offset between heads of a row.
@@ -87,7 +86,7 @@ func (kv *KV) checkI8(rows, heads, hd int) string {
 	switch {
 	case kv.K != nil || kv.V != nil || kv.K16 != nil || kv.V16 != nil || kv.V8 == nil || kv.KS == nil || kv.VS == nil:
 		return "int8 keys need int8 values, both with scales, and no other storage"
-	case kv.Ring != 0 || kv.Dot || kv.DotPV || hd < 1 || kv.Stride != hd || kv.HeadStride%hd != 0 || kv.HeadStride < 0:
+	case kv.Ring != 0 || kv.BF16Scores || kv.BF16Sums || hd < 1 || kv.Stride != hd || kv.HeadStride%hd != 0 || kv.HeadStride < 0:
 		return fmt.Sprintf("int8 keys need the head-major layout without a ring (stride %d, head stride %d, head size %d)", kv.Stride, kv.HeadStride, hd)
 	}
 	if rows == 0 || heads == 0 {
@@ -249,7 +248,8 @@ func halves[T any](slab []T, i, per int) (k, v []T) {
 // Put stores the key and value of one head of one row, k and v (hd =
 // len(k) elements each), at element offset o = r·Stride + h·HeadStride:
 // rounded to bfloat16 (RoundBF16) or quantized (QuantizeI8, the scale at
-// o/hd) as the block's storage needs.
+// o/hd) as the block's storage needs, the value into its row pair with
+// BF16Sums.
 func (kv *KV) Put(o int, k, v []float32) {
 	hd := len(k)
 	switch {
@@ -258,10 +258,32 @@ func (kv *KV) Put(o int, k, v []float32) {
 		kv.VS[o/hd] = QuantizeI8(kv.V8[o:o+hd], v)
 	case kv.K16 != nil:
 		RoundBF16(kv.K16[o:o+hd], k)
+		if kv.BF16Sums {
+			kv.putPair(o, v)
+			return
+		}
 		RoundBF16(kv.V16[o:o+hd], v)
 	default:
 		copy(kv.K[o:o+hd], k)
 		copy(kv.V[o:o+hd], v)
+	}
+}
+
+// putPair stores value row v of the head-major block (Stride = hd) at
+// element offset o, rounded to bfloat16, into its row pair (see BF16Sums):
+// element c of row r at (r−r%2)·hd + 2c + r%2 from the head's start.
+func (kv *KV) putPair(o int, v []float32) {
+	hd := len(v)
+	odd := o % kv.headStride(hd) / hd % 2
+	dst := kv.V16[o-odd*hd+odd:]
+	var buf [64]uint16 // rounded a part at a time, on the stack
+	for c0 := 0; c0 < hd; c0 += len(buf) {
+		part := v[c0:min(c0+len(buf), hd)]
+		RoundBF16(buf[:len(part)], part)
+		d := dst[2*c0:]
+		for c, x := range buf[:len(part)] {
+			d[2*c] = x
+		}
 	}
 }
 

@@ -78,3 +78,42 @@ func TestHeadMajorKVs(t *testing.T) {
 		})
 	}
 }
+
+// TestPutPairs: with BF16Sums, Put stores a value row in its row pair
+// (element c of row r of head h at h·HeadStride + (r−r%2)·hd + 2c + r%2,
+// rounded to bfloat16) and the key as usual; every element is written
+// once, by its own row, for head sizes below and above Put's 64-element
+// parts.
+func TestPutPairs(t *testing.T) {
+	for _, hd := range []int{2, 6, 64, 130} {
+		const heads, rows = 3, 6
+		hs := (rows + 2) * hd // room to spare after each head
+		kv := KV{K16: make([]uint16, heads*hs), V16: make([]uint16, heads*hs), Stride: hd, HeadStride: hs, BF16Scores: true, BF16Sums: true}
+		// Every element a distinct bfloat16 value (exact, so rounding
+		// cannot make two rows alike).
+		bits := func(r, h, c int) uint16 { return uint16(0x3f80 + (h*rows+r)*hd + c) }
+		val := func(r, h, c int) float32 { return BF16ToF32(bits(r, h, c)) }
+		for r := range rows {
+			for h := range heads {
+				k, v := make([]float32, hd), make([]float32, hd)
+				for c := range hd {
+					k[c], v[c] = -val(r, h, c), val(r, h, c)
+				}
+				kv.Put(r*hd+h*hs, k, v)
+			}
+		}
+		for h := range heads {
+			for r := range rows {
+				for c := range hd {
+					want := bits(r, h, c)
+					if got := kv.V16[h*hs+(r-r%2)*hd+2*c+r%2]; got != want {
+						t.Fatalf("hd %d: value of row %d head %d element %d = %#x, want %#x", hd, r, h, c, got, want)
+					}
+					if got := kv.K16[h*hs+r*hd+c]; got != 0x8000|want {
+						t.Fatalf("hd %d: key of row %d head %d element %d = %#x", hd, r, h, c, got)
+					}
+				}
+			}
+		}
+	}
+}

@@ -136,15 +136,15 @@ func checkWindows(out []float32, ldo int, q []float32, ldq int, kv *KV, lo, hi [
 		}
 		nk, nv = len(kv.K16), len(kv.V16)
 	}
-	if kv.Dot && (!kv.bf16() || headDim%2 != 0) {
+	if kv.BF16Scores && (!kv.bf16() || headDim%2 != 0) {
 		bad("dot-product scores need bfloat16 keys and an even head size (%d)", headDim)
 	}
-	if kv.DotPV {
+	if kv.BF16Sums {
 		if kv.Ring == 0 {
 			rows += rows % 2 // the last key's pair
 		}
-		if !kv.Dot || kv.Stride != headDim || kv.HeadStride < rows*headDim || rows%2 != 0 {
-			bad("dot-product weighted sums need Dot, the head-major layout (stride %d, head stride %d for %d rows of %d) and an even number of rows", kv.Stride, kv.HeadStride, rows, headDim)
+		if !kv.BF16Scores || kv.Stride != headDim || kv.HeadStride < rows*headDim || rows%2 != 0 {
+			bad("dot-product weighted sums need BF16Scores, the head-major layout (stride %d, head stride %d for %d rows of %d) and an even number of rows", kv.Stride, kv.HeadStride, rows, headDim)
 		}
 	}
 	if end := (rows-1)*kv.Stride + (heads-1)*hs + headDim; rows > 0 && (nk < end || nv < end) {
@@ -181,7 +181,7 @@ type windowTile struct {
 	runs         []windowRun
 	rbuf         [8]windowRun
 	full0, full1 int
-	// KV.DotPV: np pairs of keys from pj0 (0, or −1 when kmin's row is
+	// KV.BF16Sums: np pairs of keys from pj0 (0, or −1 when kmin's row is
 	// odd), as runs of pairs.
 	pj0, np int
 	pruns   []windowRun
@@ -223,7 +223,7 @@ func (t *windowTile) prepare(j *windowsJob) {
 	}
 	t.full0, t.full1 = full0, full1
 	t.runs = windowRuns(t.rbuf[:0], &j.kv, t.kmin, n, full0, full1)
-	if j.kv.DotPV {
+	if j.kv.BF16Sums {
 		t.pj0 = -(j.kv.row(t.kmin) % 2)
 		t.np = (n - t.pj0 + 1) / 2
 		t.pruns = pairRuns(t.prbuf[:0], &j.kv, t.kmin, t.pj0, t.np, full0, full1)
@@ -290,7 +290,7 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 	lo := j.lo[i]
 	for n := range s {
 		r := kv.row(lo+n)*kv.Stride + koff
-		if kv.Dot {
+		if kv.BF16Scores {
 			s[n] = scoreDot(q, kv.K16[r:r+hd]) * j.scale
 			continue
 		}
@@ -319,7 +319,7 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 		sum += float64(e)
 	}
 	inv := float32(1 / sum)
-	if kv.DotPV {
+	if kv.BF16Sums {
 		for n, e := range s {
 			s[n] = e * inv
 		}
@@ -341,7 +341,7 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 	}
 }
 
-// scoreDot is the unscaled score of KV.Dot: q rounded to bfloat16, one
+// scoreDot is the unscaled score of KV.BF16Scores: q rounded to bfloat16, one
 // chain over the pairs (acc + q₁k₁) + q₀k₀, denormals flushed.
 func scoreDot(q []float32, k []uint16) float32 {
 	var acc float32
@@ -373,7 +373,7 @@ func scoresDotGo(qT []float32, k []uint16, stride, n, hd int, scale float32, sT 
 	}
 }
 
-// pvDotRow accumulates into o (zeroed) the weighted sum of KV.DotPV for
+// pvDotRow accumulates into o (zeroed) the weighted sum of KV.BF16Sums for
 // the probabilities p of the window [lo, hi): one chain per element over the
 // pairs of rows that overlap the window, in order.
 func pvDotRow(o, p []float32, kv *KV, lo, hi, koff int) {

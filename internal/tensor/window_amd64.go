@@ -14,15 +14,15 @@ type windowKernels struct {
 	// The same for bfloat16 keys and values (KV.K16), widened exactly in
 	// the kernels.
 	scoresBF func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32, pf *uint16)
-	// Scores as bfloat16 dot products (KV.Dot; AVX512_BF16), nil for 8×2.
+	// Scores as bfloat16 dot products (KV.BF16Scores; AVX512_BF16), nil for 8×2.
 	// pf: rows prefetched with the keys (the same rows' values).
 	scoresDot func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32, pf *uint16)
 	pvBF      []func(oT, pT *float32, v *uint16, stride, n int)
 	pvMaskBF  []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
-	// Weighted sums as bfloat16 dot products over value pairs (KV.DotPV;
+	// Weighted sums as bfloat16 dot products over value pairs (KV.BF16Sums;
 	// AVX512_BF16), nil for 8×2: the probabilities' conversion to pairs
 	// and the sums over pairs (_asm/pvdot.go), pvDot[g/2−1] for an even
-	// number g of dimensions (head sizes are even with Dot).
+	// number g of dimensions (head sizes are even with BF16Scores).
 	pairsDot  func(pT, sT *float32, n int, win *int32, j0 int)
 	pvDot     []func(oT, pT *float32, v *uint16, stride, n int)
 	pvDotMask []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
@@ -175,10 +175,10 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 		kn = &windowKernels8x2
 	}
 	n := t.kmax - t.kmin
-	// With DotPV the scores have a slot before and after the tile's keys
+	// With BF16Sums the scores have a slot before and after the tile's keys
 	// (a pair's key outside the tile), then come the pairs.
 	pad, np, j0 := 0, t.np, t.pj0
-	if kv.DotPV {
+	if kv.BF16Sums {
 		pad = 1
 	}
 	need := 2*hd*R + (n+2*pad)*R + np*R
@@ -186,7 +186,7 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 	qT, oT := buf[:hd*R], buf[hd*R:2*hd*R]
 	sT := buf[2*hd*R+pad*R : 2*hd*R+(n+pad)*R]
 	bf := kv.bf16() // bfloat16 keys and values: the BF kernels
-	if kv.Dot {
+	if kv.BF16Scores {
 		dotQueries(qT, j, t, off, R)
 	} else {
 		for r := range R {
@@ -204,10 +204,10 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 		}
 	}
 	for _, r := range t.runs {
-		if kv.Dot {
+		if kv.BF16Scores {
 			k := kv.K16[r.row*kv.Stride+koff:]
 			if HasBF16Dot() && kn.scoresDot != nil {
-				// The values of the same rows (pairs of rows with DotPV:
+				// The values of the same rows (pairs of rows with BF16Sums:
 				// the same bytes) are prefetched for the weighted sums.
 				kn.scoresDot(&qT[0], &k[0], kv.Stride, r.n, hd, j.scale, &sT[r.j0*R], &kv.V16[r.row*kv.Stride+koff])
 			} else {
@@ -227,7 +227,7 @@ func windowTileSIMD(j *windowsJob, t *windowTile, h int, sp *[]float32) {
 		kn.softmax(&sT[v*L], n, R, &t.win[v*2*L])
 	}
 	clear(oT)
-	if kv.DotPV {
+	if kv.BF16Sums {
 		sTp := buf[2*hd*R : 2*hd*R+(n+2)*R]
 		pT := buf[2*hd*R+(n+2)*R : need]
 		windowPVDot(j, t, kn, koff, oT, sTp[(1+j0)*R:], pT)
@@ -275,7 +275,7 @@ func windowPV(j *windowsJob, t *windowTile, kn *windowKernels, koff int, oT, sT 
 	}
 }
 
-// windowPVDot is windowPV for KV.DotPV: the probabilities sT from the
+// windowPVDot is windowPV for KV.BF16Sums: the probabilities sT from the
 // tile's key pj0 (0 or −1 so that pairs start on even rows) become the np
 // pairs pT, then the kernels sum over the pairs in key blocks and runs.
 func windowPVDot(j *windowsJob, t *windowTile, kn *windowKernels, koff int, oT, sT, pT []float32) {

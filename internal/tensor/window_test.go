@@ -310,7 +310,7 @@ func TestAttendWindowsMatchesAttend(t *testing.T) {
 	for _, im := range impls() {
 		useImpl(t, im)
 		want := make([]float32, d)
-		Attend(want, q, k, v, nkeys, d, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
+		Attend(want, q, KV{K: k, V: v, Stride: d}, nkeys, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, make([]float32, nkeys))
 		got := make([]float32, d)
 		AttendWindows(got, d, q, d, KV{K: k, V: v, Stride: d}, []int{0}, []int{nkeys}, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, nil)
 		for i := range got {
@@ -363,7 +363,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 			hk16, hv16 := make([]uint16, len(hk)), make([]uint16, len(hv))
 			RoundBF16(hk16, hk)
 			RoundBF16(hv16, hv)
-			// The same in the pair layout of KV.DotPV.
+			// The same in the pair layout of KV.BF16Sums.
 			pairs := pairLayout(k, v, &windowCase{heads: heads, hd: hd, nkeys: tc.nkeys, lo: lo, hi: hi})
 			for _, kv := range []struct {
 				name string
@@ -371,7 +371,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 			}{
 				{"headmajor", KV{K: hk, V: hv, Stride: hd, HeadStride: tc.nkeys * hd}},
 				{"headmajor-bf16", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd}},
-				{"headmajor-dot", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd, Dot: true}},
+				{"headmajor-dot", KV{K16: hk16, V16: hv16, Stride: hd, HeadStride: tc.nkeys * hd, BF16Scores: true}},
 				{"headmajor-dotpv", pairs},
 			} {
 				b.Run(fmt.Sprintf("%s/%s/t=%d", tc.name, kv.name, threads), func(b *testing.B) {
@@ -388,7 +388,7 @@ func BenchmarkAttendWindows(b *testing.B) {
 				sc := make([]float32, tc.nkeys)
 				for b.Loop() {
 					for i := range tc.rows {
-						Attend(out[i*d:], q[i*3*d:], k[lo[i]*d:], v[lo[i]*d:], hi[i]-lo[i], d, AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, sc)
+						Attend(out[i*d:], q[i*3*d:], KV{K: k[lo[i]*d:], V: v[lo[i]*d:], Stride: d}, hi[i]-lo[i], AttnShape{Heads: heads, HeadDim: hd, Scale: 0.125}, sc)
 					}
 				}
 			})
@@ -517,13 +517,13 @@ func TestAttendWindowsEveryKernel(t *testing.T) {
 	}
 }
 
-// TestAttendWindowsDot checks the dot-product scores (KV.Dot): every
+// TestAttendWindowsBF16Scores checks the dot-product scores (KV.BF16Scores): every
 // implementation (the VDPBF16PS kernels of each tile width, the portable
 // score loop under the AVX2 tiles, the portable rows) bit for bit the
 // same, on row-major, head-major and ring layouts, blocks of keys of every
 // size, head sizes up to 66; and close to the float32 scores (the queries
 // lose their low 16 bits).
-func TestAttendWindowsDot(t *testing.T) {
+func TestAttendWindowsBF16Scores(t *testing.T) {
 	useThreads(t, Threads())
 	r := rand.New(rand.NewPCG(51, 52))
 	differ := false
@@ -546,7 +546,7 @@ func TestAttendWindowsDot(t *testing.T) {
 				bf16Exact(k, v)
 				kv := c.layout(k, v)
 				dot := KV{K16: toBF16(kv.K), V16: toBF16(kv.V), Stride: kv.Stride,
-					HeadStride: kv.HeadStride, Ring: kv.Ring, First: kv.First, Dot: true}
+					HeadStride: kv.HeadStride, Ring: kv.Ring, First: kv.First, BF16Scores: true}
 				scale := float32(1 / math.Sqrt(float64(hd)))
 				useImpl(t, implGeneric)
 				want := runWindows(&c, q, dot, scale, nil)
@@ -573,13 +573,13 @@ func TestAttendWindowsDot(t *testing.T) {
 		kv KV
 		hd int
 	}{
-		{KV{K: make([]float32, 4), V: make([]float32, 4), Stride: 4, Dot: true}, 4},
-		{KV{K16: make([]uint16, 3), V16: make([]uint16, 3), Stride: 3, Dot: true}, 3},
+		{KV{K: make([]float32, 4), V: make([]float32, 4), Stride: 4, BF16Scores: true}, 4},
+		{KV{K16: make([]uint16, 3), V16: make([]uint16, 3), Stride: 3, BF16Scores: true}, 3},
 	} {
 		func() {
 			defer func() {
 				if recover() == nil {
-					t.Errorf("Dot with %d-wide heads, bf16 %v: no panic", tc.hd, tc.kv.bf16())
+					t.Errorf("BF16Scores with %d-wide heads, bf16 %v: no panic", tc.hd, tc.kv.bf16())
 				}
 			}()
 			AttendWindows(make([]float32, tc.hd), tc.hd, make([]float32, tc.hd), tc.hd, tc.kv, []int{0}, []int{1}, AttnShape{Heads: 1, HeadDim: tc.hd, Scale: 1}, nil)
@@ -588,7 +588,7 @@ func TestAttendWindowsDot(t *testing.T) {
 }
 
 // pairLayout stores logical keys and values k, v [nkeys][d] head-major with
-// the values in row pairs (KV.DotPV), keys j at rows (first+j) mod ring (an
+// the values in row pairs (KV.BF16Sums), keys j at rows (first+j) mod ring (an
 // even ring) or j (rows rounded up to even). Rows no window's pairs reach
 // hold NaN (they must never be read); the other key of an edge pair holds a
 // finite value, as the contract asks.
@@ -599,7 +599,7 @@ func pairLayout(k, v []float32, c *windowCase) KV {
 		rows = c.ring
 	}
 	rows = max(rows, 2)
-	kv := KV{Stride: hd, HeadStride: (rows + c.extra) * hd, Ring: c.ring, First: c.first, Dot: true, DotPV: true}
+	kv := KV{Stride: hd, HeadStride: (rows + c.extra) * hd, Ring: c.ring, First: c.first, BF16Scores: true, BF16Sums: true}
 	size := (c.heads-1)*kv.HeadStride + rows*hd
 	kv.K16, kv.V16 = make([]uint16, size), make([]uint16, size)
 	for i := range kv.K16 {
@@ -632,7 +632,7 @@ func pairLayout(k, v []float32, c *windowCase) KV {
 	return kv
 }
 
-// TestAttendWindowsDotPV checks the dot-product weighted sums (KV.DotPV):
+// TestAttendWindowsBF16Sums checks the dot-product weighted sums (KV.BF16Sums):
 // every implementation (the pair kernels of each tile width and group
 // size, masked and not, the portable pair code under the AVX2 tiles, the
 // portable rows) and thread count bit for bit the same; each row the same
@@ -640,7 +640,7 @@ func pairLayout(k, v []float32, c *windowCase) KV {
 // first row and wraps); NaN in rows no pair reaches never read; and close
 // to the dot-product scores with float32 sums (the probabilities lose their
 // low 16 bits).
-func TestAttendWindowsDotPV(t *testing.T) {
+func TestAttendWindowsBF16Sums(t *testing.T) {
 	useThreads(t, Threads())
 	r := rand.New(rand.NewPCG(53, 54))
 	differ := false
@@ -666,7 +666,7 @@ func TestAttendWindowsDotPV(t *testing.T) {
 				useImpl(t, implGeneric)
 				want := runWindows(&c, q, pv, scale, nil)
 				dotOnly := runWindows(&c, q, KV{K16: toBF16(c.layout(k, v).K), V16: toBF16(c.layout(k, v).V), Stride: hd,
-					HeadStride: c.layout(k, v).HeadStride, Ring: c.ring, First: c.first, Dot: true}, scale, nil)
+					HeadStride: c.layout(k, v).HeadStride, Ring: c.ring, First: c.first, BF16Scores: true}, scale, nil)
 				for i := range want {
 					if math.Abs(float64(want[i]-dotOnly[i])) > 0.02*(1+math.Abs(float64(dotOnly[i]))) {
 						t.Fatalf("%v: out[%d] = %v, float32 sums give %v", &c, i, want[i], dotOnly[i])
@@ -696,10 +696,10 @@ func TestAttendWindowsDotPV(t *testing.T) {
 	}
 	// Layouts the pairs cannot use are refused.
 	for name, kv := range map[string]KV{
-		"no Dot":    {K16: make([]uint16, 16), V16: make([]uint16, 16), Stride: 4, HeadStride: 8, DotPV: true},
-		"row-major": {K16: make([]uint16, 16), V16: make([]uint16, 16), Stride: 8, Dot: true, DotPV: true},
-		"odd ring":  {K16: make([]uint16, 24), V16: make([]uint16, 24), Stride: 4, HeadStride: 12, Ring: 3, Dot: true, DotPV: true},
-		"odd rows":  {K16: make([]uint16, 12), V16: make([]uint16, 12), Stride: 4, HeadStride: 6, Dot: true, DotPV: true},
+		"no BF16Scores": {K16: make([]uint16, 16), V16: make([]uint16, 16), Stride: 4, HeadStride: 8, BF16Sums: true},
+		"row-major":     {K16: make([]uint16, 16), V16: make([]uint16, 16), Stride: 8, BF16Scores: true, BF16Sums: true},
+		"odd ring":      {K16: make([]uint16, 24), V16: make([]uint16, 24), Stride: 4, HeadStride: 12, Ring: 3, BF16Scores: true, BF16Sums: true},
+		"odd rows":      {K16: make([]uint16, 12), V16: make([]uint16, 12), Stride: 4, HeadStride: 6, BF16Scores: true, BF16Sums: true},
 	} {
 		func() {
 			defer func() {

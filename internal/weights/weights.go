@@ -17,13 +17,14 @@ import (
 	"github.com/nanovox/nanovox/internal/tensor"
 	"github.com/nanovox/nanovox/internal/weights/safetensors"
 	"github.com/nanovox/nanovox/internal/weights/torchbin"
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // Store is the set of tensors of one checkpoint directory.
 type Store struct {
 	Dir     string
 	files   []string
-	tensors map[string]*safetensors.Tensor
+	tensors map[string]*wtensor.Tensor
 	open    []*safetensors.File
 	used    map[string]bool
 }
@@ -42,7 +43,7 @@ func (s *Store) Names() []string {
 }
 
 // Tensor returns the named tensor or nil.
-func (s *Store) Tensor(name string) *safetensors.Tensor { return s.tensors[name] }
+func (s *Store) Tensor(name string) *wtensor.Tensor { return s.tensors[name] }
 
 // Has reports whether the store holds name.
 func (s *Store) Has(name string) bool { _, ok := s.tensors[name]; return ok }
@@ -74,7 +75,7 @@ func (s *Store) Unused() []string {
 // model.safetensors.index.json (with every shard it lists), model.safetensors,
 // any *.safetensors, pytorch_model.bin.index.json, pytorch_model.bin.
 func Open(dir string) (*Store, error) {
-	s := &Store{Dir: dir, tensors: map[string]*safetensors.Tensor{}, used: map[string]bool{}}
+	s := &Store{Dir: dir, tensors: map[string]*wtensor.Tensor{}, used: map[string]bool{}}
 	files, kind, err := findFiles(dir)
 	if err != nil {
 		return nil, err
@@ -82,7 +83,7 @@ func Open(dir string) (*Store, error) {
 	s.files = files
 	for _, f := range files {
 		path := filepath.Join(dir, f)
-		var ts []*safetensors.Tensor
+		var ts []*wtensor.Tensor
 		switch kind {
 		case "safetensors":
 			sf, err := safetensors.Open(path)
@@ -223,7 +224,7 @@ func (e *MissingError) Error() string {
 }
 
 // Lookup returns the first of the given spellings present in the store.
-func (s *Store) Lookup(names ...string) (*safetensors.Tensor, error) {
+func (s *Store) Lookup(names ...string) (*wtensor.Tensor, error) {
 	for _, n := range names {
 		if t, ok := s.tensors[n]; ok {
 			s.used[n] = true
@@ -233,7 +234,7 @@ func (s *Store) Lookup(names ...string) (*safetensors.Tensor, error) {
 	return nil, &MissingError{Names: names}
 }
 
-func checkShape(t *safetensors.Tensor, shape []int) error {
+func checkShape(t *wtensor.Tensor, shape []int) error {
 	if len(t.Shape) != len(shape) {
 		return &ShapeError{Name: t.Name, Want: shape, Have: t.Shape}
 	}
@@ -276,7 +277,7 @@ func (s *Store) Mat(rows, cols int, keepBF16 bool, names ...string) (*tensor.Mat
 	if err := checkShape(t, shape); err != nil {
 		return nil, err
 	}
-	if keepBF16 && t.DType == safetensors.BF16 {
+	if keepBF16 && t.DType == wtensor.BF16 {
 		b, err := t.BFloat16()
 		if err != nil {
 			return nil, err

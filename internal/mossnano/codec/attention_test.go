@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/nanovox/nanovox/internal/tensor"
 )
 
 func randSlice(rng *rand.Rand, n int) []float32 {
@@ -60,8 +62,8 @@ func testWork(rows int) *work {
 // steps attend in groups of group rows.
 func testRing(tr *transformer, group int) *ringState {
 	n := tr.context - 1 + group
-	return &ringState{ring: n, group: group, heads: tr.heads, hd: tr.hd,
-		k: [][]float32{make([]float32, n*tr.d)}, v: [][]float32{make([]float32, n*tr.d)}}
+	return &ringState{ring: n, group: group, heads: tr.heads, hd: tr.hd, layers: []tensor.KV{
+		{K: make([]float32, n*tr.d), V: make([]float32, n*tr.d), Stride: tr.hd, HeadStride: n * tr.hd, Ring: n}}}
 }
 
 func testTransformer(d, heads, ctx int, causal bool) *transformer {
@@ -159,8 +161,8 @@ func BenchmarkAttendRing(b *testing.B) {
 	tr := testTransformer(d, heads, ctx, true)
 	qkv := randSlice(rng, rows*3*d)
 	rs := testRing(tr, rows)
-	copy(rs.k[0], randSlice(rng, rs.ring*d))
-	copy(rs.v[0], randSlice(rng, rs.ring*d))
+	copy(rs.layers[0].K, randSlice(rng, rs.ring*d))
+	copy(rs.layers[0].V, randSlice(rng, rs.ring*d))
 	rs.pos = 10 * ctx
 	w := testWork(rows)
 	att := make([]float32, rows*d)

@@ -15,6 +15,7 @@ import (
 	"github.com/nanovox/nanovox/internal/mossnano/testmodel"
 	"github.com/nanovox/nanovox/internal/weights"
 	"github.com/nanovox/nanovox/internal/weights/safetensors"
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // writeTiny writes a generated tiny codec into a fresh directory.
@@ -30,14 +31,14 @@ func writeTiny(t testing.TB, layout testmodel.Layout, dtype testmodel.DType, see
 // rewrite copies the checkpoint in src into a new directory as a single
 // model.safetensors, passing every tensor through edit (which returns the
 // tensors to write in its place), and config.json through editConfig.
-func rewrite(t testing.TB, src string, edit func(safetensors.Tensor) []safetensors.Tensor, editConfig func(string) string) string {
+func rewrite(t testing.TB, src string, edit func(wtensor.Tensor) []wtensor.Tensor, editConfig func(string) string) string {
 	t.Helper()
 	st, err := weights.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var out []safetensors.Tensor
+	var out []wtensor.Tensor
 	for _, n := range st.Names() {
 		tt := *st.Tensor(n)
 		tt.Data = slices.Clone(tt.Data)
@@ -146,9 +147,9 @@ func TestKeySpellings(t *testing.T) {
 			sameOutputs(t, "mlx", ref, run(t, writeTiny(t, testmodel.MLX, dt, 11), codec.Options{}))
 			sameOutputs(t, "weight_g/weight_v", ref, run(t, writeTiny(t, testmodel.OpenMOSS, dt, 11, testmodel.CodecWeightGV()), codec.Options{}))
 			sameOutputs(t, "KeepBF16", ref, run(t, openmoss, codec.Options{KeepBF16: true}))
-			inProjWeight := rewrite(t, openmoss, func(tt safetensors.Tensor) []safetensors.Tensor {
+			inProjWeight := rewrite(t, openmoss, func(tt wtensor.Tensor) []wtensor.Tensor {
 				tt.Name = strings.Replace(tt.Name, ".self_attn.in_projs.0.weight", ".self_attn.in_proj_weight", 1)
-				return []safetensors.Tensor{tt}
+				return []wtensor.Tensor{tt}
 			}, nil)
 			sameOutputs(t, "in_proj_weight", ref, run(t, inProjWeight, codec.Options{}))
 		})
@@ -181,13 +182,13 @@ func TestFoldedWeightNorm(t *testing.T) {
 	if len(gs) == 0 {
 		t.Fatal("no weight-normed tensors")
 	}
-	folded := rewrite(t, src, func(tt safetensors.Tensor) []safetensors.Tensor {
+	folded := rewrite(t, src, func(tt wtensor.Tensor) []wtensor.Tensor {
 		if strings.HasSuffix(tt.Name, ".original0") {
 			return nil
 		}
 		p, ok := strings.CutSuffix(tt.Name, ".parametrizations.weight.original1")
 		if !ok {
-			return []safetensors.Tensor{tt}
+			return []wtensor.Tensor{tt}
 		}
 		v, err := tt.Float32()
 		if err != nil {
@@ -205,23 +206,23 @@ func TestFoldedWeightNorm(t *testing.T) {
 				binary.LittleEndian.PutUint32(b[4*(o*in+i):], math.Float32bits(w))
 			}
 		}
-		return []safetensors.Tensor{{Name: p + ".weight", DType: safetensors.F32, Shape: []int{out, in, 1}, Data: b}}
+		return []wtensor.Tensor{{Name: p + ".weight", DType: wtensor.F32, Shape: []int{out, in, 1}, Data: b}}
 	}, nil)
 	sameOutputs(t, "folded weight", run(t, src, codec.Options{}), run(t, folded, codec.Options{}))
 }
 
 func TestLoadErrors(t *testing.T) {
 	src := writeTiny(t, testmodel.OpenMOSS, testmodel.Float32, 31)
-	drop := func(name string) func(safetensors.Tensor) []safetensors.Tensor {
-		return func(tt safetensors.Tensor) []safetensors.Tensor {
+	drop := func(name string) func(wtensor.Tensor) []wtensor.Tensor {
+		return func(tt wtensor.Tensor) []wtensor.Tensor {
 			if tt.Name == name {
 				return nil
 			}
-			return []safetensors.Tensor{tt}
+			return []wtensor.Tensor{tt}
 		}
 	}
-	reshape := func(name string, shape ...int) func(safetensors.Tensor) []safetensors.Tensor {
-		return func(tt safetensors.Tensor) []safetensors.Tensor {
+	reshape := func(name string, shape ...int) func(wtensor.Tensor) []wtensor.Tensor {
+		return func(tt wtensor.Tensor) []wtensor.Tensor {
 			if tt.Name == name {
 				n := 1
 				for _, d := range shape {
@@ -229,18 +230,18 @@ func TestLoadErrors(t *testing.T) {
 				}
 				tt.Shape, tt.Data = shape, make([]byte, 4*n)
 			}
-			return []safetensors.Tensor{tt}
+			return []wtensor.Tensor{tt}
 		}
 	}
-	zeroRow := func(tt safetensors.Tensor) []safetensors.Tensor {
+	zeroRow := func(tt wtensor.Tensor) []wtensor.Tensor {
 		if tt.Name == "quantizer.quantizers.2.in_proj.parametrizations.weight.original1" {
 			clear(tt.Data[:4*tt.Shape[1]])
 		}
-		return []safetensors.Tensor{tt}
+		return []wtensor.Tensor{tt}
 	}
 	tests := []struct {
 		name    string
-		edit    func(safetensors.Tensor) []safetensors.Tensor
+		edit    func(wtensor.Tensor) []wtensor.Tensor
 		config  func(string) string
 		missing string // a name the *weights.MissingError must list
 		shape   string // the name of a *weights.ShapeError

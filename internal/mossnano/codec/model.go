@@ -60,7 +60,7 @@ type Options struct {
 	// holds the decoder's attention keys and values as bfloat16 (half the
 	// streaming decoder's memory), and computes every attention's scores and
 	// weighted sums as bfloat16 dot products over bfloat16 keys and values
-	// (tensor.KV.Dot and DotPV, the encoder's too). Int8 quantizes the
+	// (tensor.KV.BF16Scores and BF16Sums, the encoder's too). Int8 quantizes the
 	// decoder's transformer matrices to int8, one scale per output row, and
 	// their inputs per row at each product (tensor.PackInt8, as the language
 	// model's lm.Options.Matmul): half the bytes of bfloat16 and twice its
@@ -121,7 +121,7 @@ type transformer struct {
 	layers       []layer
 	// dot (BF16Dot): keys and values are held as bfloat16 (RoundBF16), the
 	// values in pairs of positions, and attention computes its scores and
-	// weighted sums as bfloat16 dot products (tensor.KV.Dot, DotPV).
+	// weighted sums as bfloat16 dot products (tensor.KV.BF16Scores, BF16Sums).
 	// Streaming rings (the decoder's) store them so, half the memory; a
 	// whole pass rounds and lays them out the same way, so both agree.
 	dot bool

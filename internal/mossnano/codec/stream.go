@@ -55,42 +55,34 @@ type Decoder struct {
 	counts [1]int
 }
 
-// ringState is the streaming state of one decoder transformer.
+// ringState is the streaming state of one decoder transformer: per layer,
+// a tensor.KV ring of keys and values, head-major (Stride hd, HeadStride
+// ring·hd) so that a head's keys are contiguous, float32, or bfloat16 with
+// the values in row pairs (transformer.dot: BF16Scores and BF16Sums).
+// Position p is in row p % ring.
 type ringState struct {
-	pos       int         // absolute position of the next row
-	ring      int         // rows per ring: context − 1 + group rounded up to even (ringRows); position p is in row p % ring
-	group     int         // rows attended together (one frame's rows)
-	heads, hd int         // keys and values are stored head-major
-	k, v      [][]float32 // per layer [heads][ring][hd]
-	k16, v16  [][]uint16  // the same as bfloat16 (transformer.dot) instead, the values in row pairs (tensor.KV.DotPV)
+	pos       int // absolute position of the next row
+	ring      int // rows per ring: context − 1 + group rounded up to even (ringRows)
+	group     int // rows attended together (one frame's rows)
+	heads, hd int
+	layers    []tensor.KV
 }
 
 // ringRows returns the rows of a ring for a transformer stepped group rows
 // at a time: every key a group sees fits, and the count is even, so that
-// value pairs (tensor.KV.DotPV) never straddle the wrap.
+// value pairs (tensor.KV.BF16Sums) never straddle the wrap.
 func ringRows(t *transformer, group int) int {
 	n := t.context - 1 + group
 	return n + n%2
 }
 
 // store writes the key and value of position p (rows of heads·hd) into
-// layer l's rings.
+// layer l's ring.
 func (rs *ringState) store(l, p int, k, v []float32) {
+	kv, hd := &rs.layers[l], rs.hd
 	slot := p % rs.ring
-	if rs.k16 != nil {
-		kr, vr := rs.k16[l], rs.v16[l]
-		for h := range rs.heads {
-			o := (h*rs.ring + slot) * rs.hd
-			tensor.RoundBF16(kr[o:o+rs.hd], k[h*rs.hd:(h+1)*rs.hd])
-			storePair(vr[h*rs.ring*rs.hd:], slot, v[h*rs.hd:(h+1)*rs.hd])
-		}
-		return
-	}
-	kr, vr := rs.k[l], rs.v[l]
 	for h := range rs.heads {
-		o := (h*rs.ring + slot) * rs.hd
-		copy(kr[o:o+rs.hd], k[h*rs.hd:(h+1)*rs.hd])
-		copy(vr[o:o+rs.hd], v[h*rs.hd:(h+1)*rs.hd])
+		kv.Put((h*rs.ring+slot)*hd, k[h*hd:(h+1)*hd], v[h*hd:(h+1)*hd])
 	}
 }
 
@@ -123,15 +115,15 @@ func (m *Model) NewDecoder() *Decoder {
 		rs := ringState{ring: ringRows(t, rows), group: rows, heads: t.heads, hd: t.hd}
 		n := rs.ring * t.d
 		for range t.layers {
+			kv := tensor.KV{Stride: t.hd, HeadStride: rs.ring * t.hd, Ring: rs.ring, BF16Scores: t.dot, BF16Sums: t.dot}
 			if t.dot {
-				rs.k16 = append(rs.k16, mem16[:n:n])
-				rs.v16 = append(rs.v16, mem16[n:2*n:2*n])
+				kv.K16, kv.V16 = mem16[:n:n], mem16[n:2*n:2*n]
 				mem16 = mem16[2*n:]
-				continue
+			} else {
+				kv.K, kv.V = mem[:n:n], mem[n:2*n:2*n]
+				mem = mem[2*n:]
 			}
-			rs.k = append(rs.k, mem[:n:n])
-			rs.v = append(rs.v, mem[n:2*n:2*n])
-			mem = mem[2*n:]
+			rs.layers = append(rs.layers, kv)
 		}
 		d.trs[i] = rs
 	}
@@ -145,11 +137,8 @@ func (m *Model) NewDecoder() *Decoder {
 func (d *Decoder) Bytes() int64 {
 	var n int64
 	for i := range d.trs {
-		for l := range d.trs[i].k {
-			n += int64(len(d.trs[i].k[l])+len(d.trs[i].v[l])) * 4
-		}
-		for l := range d.trs[i].k16 {
-			n += int64(len(d.trs[i].k16[l])+len(d.trs[i].v16[l])) * 2
+		for _, kv := range d.trs[i].layers {
+			n += int64(len(kv.K)+len(kv.V))*4 + int64(len(kv.K16)+len(kv.V16))*2
 		}
 	}
 	return n + d.sc.bytes()

@@ -191,22 +191,6 @@ func (t *transformer) mlp(h, u, out []float32, n int, ly *layer, ff []float32) {
 	})
 }
 
-// storePair writes row r of values, rounded to bfloat16, into the row
-// pairs of one head (tensor.KV.DotPV): element c at (r−r%2)·hd + 2c + r%2.
-func storePair(dst []uint16, r int, v []float32) {
-	hd := len(v)
-	var buf [64]uint16
-	dst = dst[(r&^1)*hd+r%2:]
-	for c0 := 0; c0 < hd; c0 += len(buf) {
-		part := v[c0:min(c0+len(buf), hd)]
-		tensor.RoundBF16(buf[:len(part)], part)
-		d := dst[2*c0:]
-		for c, x := range buf[:len(part)] {
-			d[2*c] = x
-		}
-	}
-}
-
 // interleave writes the pair layout of two rows: dst[2c] = a[c],
 // dst[2c+1] = b[c].
 func interleave(dst, a, b []uint16) {
@@ -309,7 +293,7 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 					}
 				}
 			})
-			kv = tensor.KV{K16: k16, V16: v16, Stride: hd, HeadStride: me * hd, Dot: true, DotPV: true}
+			kv = tensor.KV{K16: k16, V16: v16, Stride: hd, HeadStride: me * hd, BF16Scores: true, BF16Sums: true}
 		}
 		tensor.AttendWindows(att, d, qkv, 3*d, kv, lo, hi, tensor.AttnShape{Heads: t.heads, HeadDim: t.hd, Scale: t.scale}, &w.attn)
 	}
@@ -322,12 +306,7 @@ func (t *transformer) attendWhole(att, qkv []float32, n, length int, w *work) {
 // a group's keys and values are stored, then the group attends.
 func (t *transformer) attendRing(att, qkv []float32, n, pos0 int, rs *ringState, l int, w *work) {
 	d, ctx := t.d, t.context
-	kv := tensor.KV{Stride: t.hd, HeadStride: rs.ring * t.hd, Ring: rs.ring, Dot: t.dot, DotPV: t.dot}
-	if rs.k16 != nil {
-		kv.K16, kv.V16 = rs.k16[l], rs.v16[l]
-	} else {
-		kv.K, kv.V = rs.k[l], rs.v[l]
-	}
+	kv := rs.layers[l]
 	for i0 := 0; i0 < n; i0 += rs.group {
 		i1 := min(i0+rs.group, n)
 		p0 := pos0 + i0

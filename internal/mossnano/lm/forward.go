@@ -13,9 +13,9 @@ import (
 // the two measured the same, even with the cache out of the processor's
 // caches.
 //
-// With store tensor.KVBFloat16 (Options.BF16Dot) the blocks hold bfloat16
-// values, rounded as tensor.RoundBF16 does: half the memory. With
-// tensor.KVInt8 (the global stack under Options.Int8) they hold signed
+// With store tensor.KVBFloat16 (Options.Matmul BF16) the blocks hold
+// bfloat16 values, rounded as tensor.RoundBF16 does: half the memory. With
+// tensor.KVInt8 (the global stack under Matmul Int8) they hold signed
 // bytes, each head of a position quantized with its own scale
 // (tensor.QuantizeI8): a quarter of the memory, and of the bytes a decode
 // step's attention reads.
@@ -185,7 +185,7 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 				// once). Which one a row gets depends only on its own
 				// sequence, never on the batch.
 				ws.scores = grow(ws.scores, tensor.AttendKVScratch(p0+1, hd))
-				tensor.AttendKV(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, ws.scores)
+				tensor.Attend(ws.att[r*H:], ws.qkv[r*3*H:], c.kv(l), p0+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, ws.scores)
 			default:
 				ws.lo, ws.hi = ws.lo[:0], ws.hi[:0]
 				for t := range sq.n {

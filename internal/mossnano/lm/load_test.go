@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nanovox/nanovox/internal/weights/safetensors"
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // copyDir copies a flat checkpoint directory.
@@ -38,13 +39,13 @@ func copyDir(t *testing.T, src string) string {
 
 // rewrite loads dir/model.safetensors, lets edit change the tensor list and
 // writes it back (dropping any index file).
-func rewrite(t *testing.T, dir string, edit func([]safetensors.Tensor) []safetensors.Tensor) {
+func rewrite(t *testing.T, dir string, edit func([]wtensor.Tensor) []wtensor.Tensor) {
 	t.Helper()
 	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ts []safetensors.Tensor
+	var ts []wtensor.Tensor
 	for _, n := range f.Names() {
 		tt := *f.Tensor(n)
 		tt.Data = append([]byte(nil), tt.Data...)
@@ -105,8 +106,8 @@ func TestLoadErrors(t *testing.T) {
 		want  string
 	}{
 		{"missing key", func(t *testing.T, d string) {
-			rewrite(t, d, func(ts []safetensors.Tensor) []safetensors.Tensor {
-				var out []safetensors.Tensor
+			rewrite(t, d, func(ts []wtensor.Tensor) []wtensor.Tensor {
+				var out []wtensor.Tensor
 				for _, x := range ts {
 					if x.Name != "transformer.h.1.mlp.fc_in.bias" {
 						out = append(out, x)
@@ -116,7 +117,7 @@ func TestLoadErrors(t *testing.T) {
 			})
 		}, `missing tensor "transformer.h.1.mlp.fc_in.bias"`},
 		{"wrong shape", func(t *testing.T, d string) {
-			rewrite(t, d, func(ts []safetensors.Tensor) []safetensors.Tensor {
+			rewrite(t, d, func(ts []wtensor.Tensor) []wtensor.Tensor {
 				for i := range ts {
 					if ts[i].Name == "audio_embeddings.3.weight" {
 						ts[i].Shape = []int{ts[i].Shape[0] / 2, ts[i].Shape[1]}
@@ -127,10 +128,10 @@ func TestLoadErrors(t *testing.T) {
 			})
 		}, `"audio_embeddings.3.weight" has shape [64 64], config implies [128 64]`},
 		{"unknown dtype", func(t *testing.T, d string) {
-			rewrite(t, d, func(ts []safetensors.Tensor) []safetensors.Tensor {
+			rewrite(t, d, func(ts []wtensor.Tensor) []wtensor.Tensor {
 				for i := range ts {
 					if ts[i].Name == "transformer.ln_f.bias" {
-						ts[i].DType = safetensors.I32
+						ts[i].DType = wtensor.I32
 					}
 				}
 				return ts

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nanovox/nanovox/internal/mossnano/codec"
 	"github.com/nanovox/nanovox/internal/weights/safetensors"
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 var (
@@ -160,7 +161,7 @@ type codecGen struct {
 	dtype  DType
 	layout Layout
 	wgv    bool
-	ts     []safetensors.Tensor
+	ts     []wtensor.Tensor
 }
 
 func (g *codecGen) normal(n int, std float64) []float32 {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nanovox/nanovox/internal/mossnano/lm"
 	"github.com/nanovox/nanovox/internal/weights/safetensors"
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 var (
@@ -73,7 +74,7 @@ func WriteLM(dir string, preset Preset, layout Layout, dtype DType, seed int64) 
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6c6d))
 	H, V, I := cfg.Hidden(), cfg.GPT2.VocabSize, cfg.Inner()
 	std := 0.02
-	var ts []safetensors.Tensor
+	var ts []wtensor.Tensor
 	add := func(name string, shape []int, vals []float32) {
 		ts = append(ts, encodeTensor(name, shape, vals, dtype))
 	}

@@ -208,7 +208,7 @@ func tileStore(b *bytes.Buffer, name string, rows, nv int, reg string, vb int) {
 	b.WriteString("\tVZEROUPPER\n\tRET\n\n")
 }
 
-// The windowed attention's scores as bfloat16 dot products (KV.Dot): for a
+// The windowed attention's scores as bfloat16 dot products (KV.BF16Scores): for a
 // tile of nv vectors of query rows (lanes rows each),
 //
 //	func(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32)

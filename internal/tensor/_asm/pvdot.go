@@ -6,7 +6,7 @@ import (
 )
 
 // The windowed attention's weighted sums as bfloat16 dot products
-// (tensor.KV.DotPV). The values are stored in row pairs: rows 2m and 2m+1
+// (tensor.KV.BF16Sums). The values are stored in row pairs: rows 2m and 2m+1
 // of a head interleaved, element c of the pair at 2c (even row) and 2c+1
 // (odd row), so one 32-bit broadcast holds a dimension of both keys. The
 // probabilities of a tile, sT [keys][R] float32 (R = nv·lanes), become

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 func f32bytes(v ...float32) []byte {
@@ -21,11 +23,11 @@ func f32bytes(v ...float32) []byte {
 }
 
 func TestRoundTrip(t *testing.T) {
-	in := []Tensor{
-		{Name: "a.weight", DType: F32, Shape: []int{2, 3}, Data: f32bytes(1, 2, 3, 4, 5, 6)},
-		{Name: "b", DType: BF16, Shape: []int{2}, Data: []byte{0x80, 0x3f, 0x00, 0xc0}}, // 1.0, -2.0
-		{Name: "c", DType: F16, Shape: []int{3}, Data: []byte{0x00, 0x3c, 0x00, 0xb8, 0x01, 0x00}},
-		{Name: "scalar", DType: F32, Shape: []int{}, Data: f32bytes(7)},
+	in := []wtensor.Tensor{
+		{Name: "a.weight", DType: wtensor.F32, Shape: []int{2, 3}, Data: f32bytes(1, 2, 3, 4, 5, 6)},
+		{Name: "b", DType: wtensor.BF16, Shape: []int{2}, Data: []byte{0x80, 0x3f, 0x00, 0xc0}}, // 1.0, -2.0
+		{Name: "c", DType: wtensor.F16, Shape: []int{3}, Data: []byte{0x00, 0x3c, 0x00, 0xb8, 0x01, 0x00}},
+		{Name: "scalar", DType: wtensor.F32, Shape: []int{}, Data: f32bytes(7)},
 	}
 	path := filepath.Join(t.TempDir(), "m.safetensors")
 	if err := WriteFile(path, in, map[string]string{"format": "pt"}); err != nil {
@@ -65,7 +67,7 @@ func TestRoundTrip(t *testing.T) {
 		t.Errorf("BFloat16 = %x, %v", bf, err)
 	}
 	if _, err := f.Tensor("a.weight").BFloat16(); err == nil {
-		t.Error("BFloat16 on F32 tensor: want error")
+		t.Error("BFloat16 on wtensor.F32 tensor: want error")
 	}
 }
 
@@ -152,21 +154,14 @@ func TestOpenTruncated(t *testing.T) {
 
 func TestWriteErrors(t *testing.T) {
 	var b bytes.Buffer
-	if err := Write(&b, []Tensor{{Name: "a", DType: F32, Shape: []int{1}, Data: f32bytes(1)}, {Name: "a", DType: F32, Shape: []int{1}, Data: f32bytes(1)}}, nil); err == nil {
+	if err := Write(&b, []wtensor.Tensor{{Name: "a", DType: wtensor.F32, Shape: []int{1}, Data: f32bytes(1)}, {Name: "a", DType: wtensor.F32, Shape: []int{1}, Data: f32bytes(1)}}, nil); err == nil {
 		t.Error("duplicate: want error")
 	}
-	if err := Write(&b, []Tensor{{Name: "a", DType: F32, Shape: []int{2}, Data: f32bytes(1)}}, nil); err == nil {
+	if err := Write(&b, []wtensor.Tensor{{Name: "a", DType: wtensor.F32, Shape: []int{2}, Data: f32bytes(1)}}, nil); err == nil {
 		t.Error("short data: want error")
 	}
-	if err := Write(&b, []Tensor{{Name: "a", DType: "X", Shape: []int{1}, Data: []byte{1}}}, nil); err == nil {
+	if err := Write(&b, []wtensor.Tensor{{Name: "a", DType: "X", Shape: []int{1}, Data: []byte{1}}}, nil); err == nil {
 		t.Error("bad dtype: want error")
-	}
-}
-
-func TestDecodeUnsupported(t *testing.T) {
-	tt := Tensor{Name: "i", DType: I64, Shape: []int{1}, Data: make([]byte, 8)}
-	if _, err := tt.Float32(); err == nil || !strings.Contains(err.Error(), "cannot be converted") {
-		t.Fatalf("err = %v", err)
 	}
 }
 
@@ -190,52 +185,4 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
-}
-
-// TestDecodeCopyEqualsLoop: the byte copy of little-endian hosts and the
-// element-by-element decoding of the others give the same bits, NaN
-// payloads and signed zeros included.
-func TestDecodeCopyEqualsLoop(t *testing.T) {
-	raw := make([]byte, 4*1000+2)
-	for i := range raw {
-		raw[i] = byte(i*131 + i/7)
-	}
-	copy(raw, f32bytes(float32(math.NaN()), float32(math.Copysign(0, -1)), float32(math.Inf(1))))
-	for _, tc := range []Tensor{
-		{Name: "f32", DType: F32, Shape: []int{1000}, Data: raw[:4000]},
-		{Name: "bf16", DType: BF16, Shape: []int{2001}, Data: raw[:4002]},
-		{Name: "empty", DType: BF16, Shape: []int{0}, Data: nil},
-	} {
-		decode := func(native bool) ([]float32, []uint16) {
-			old := nativeLittleEndian
-			nativeLittleEndian = native
-			defer func() { nativeLittleEndian = old }()
-			f, err := tc.Float32()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var b []uint16
-			if tc.DType == BF16 {
-				if b, err = tc.BFloat16(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			return f, b
-		}
-		f1, b1 := decode(true)
-		f2, b2 := decode(false)
-		if len(f1) != tc.NumElements() || len(f1) != len(f2) || len(b1) != len(b2) {
-			t.Fatalf("%s: lengths %d/%d, %d/%d", tc.Name, len(f1), len(f2), len(b1), len(b2))
-		}
-		for i := range f1 {
-			if math.Float32bits(f1[i]) != math.Float32bits(f2[i]) {
-				t.Fatalf("%s[%d]: copy %08x, loop %08x", tc.Name, i, math.Float32bits(f1[i]), math.Float32bits(f2[i]))
-			}
-		}
-		for i := range b1 {
-			if b1[i] != b2[i] {
-				t.Fatalf("%s[%d]: copy %04x, loop %04x", tc.Name, i, b1[i], b2[i])
-			}
-		}
-	}
 }

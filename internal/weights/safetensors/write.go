@@ -9,13 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // Write serialises tensors in the given order with optional metadata. The
 // header is padded with spaces to a multiple of 8 bytes, as the reference
 // implementation does, so every tensor starts 8-byte aligned relative to the
 // data section.
-func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
+func Write(w io.Writer, tensors []wtensor.Tensor, metadata map[string]string) error {
 	header := make(map[string]any, len(tensors)+1)
 	if len(metadata) > 0 {
 		header["__metadata__"] = metadata
@@ -68,7 +70,7 @@ func Write(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 }
 
 // WriteFile writes tensors to path atomically (temporary file, then rename).
-func WriteFile(path string, tensors []Tensor, metadata map[string]string) error {
+func WriteFile(path string, tensors []wtensor.Tensor, metadata map[string]string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("safetensors: %w", err)
@@ -85,8 +87,8 @@ func WriteFile(path string, tensors []Tensor, metadata map[string]string) error 
 }
 
 // SortedByName returns tensors sorted by name, the order the Python library writes.
-func SortedByName(ts []Tensor) []Tensor {
-	out := append([]Tensor(nil), ts...)
+func SortedByName(ts []wtensor.Tensor) []wtensor.Tensor {
+	out := append([]wtensor.Tensor(nil), ts...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nanovox/nanovox/internal/weights/safetensors"
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // plain turns unpickled values into comparable Go values (no cycles allowed).
@@ -475,7 +475,7 @@ func TestGather(t *testing.T) {
 	}
 	for _, v := range views {
 		st := &storage{key: "0", nbytes: int64(len(buf))}
-		dt := &dtypeInfo{name: "test", st: map[int64]safetensors.DType{1: "U8", 2: "BF16", 4: "F32", 8: "I64"}[v.es], size: v.es}
+		dt := &dtypeInfo{name: "test", st: map[int64]wtensor.DType{1: "U8", 2: "BF16", 4: "F32", 8: "I64"}[v.es], size: v.es}
 		p, err := makePlan("v", &tensorRef{st: st, dtype: dt, offset: v.offset, size: v.size, stride: v.stride})
 		if err != nil {
 			t.Fatalf("%+v: %v", v, err)

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/nanovox/nanovox/internal/weights/safetensors"
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // GlobalError reports a pickle that references a global outside the allow-list. Such a
@@ -56,28 +56,28 @@ type global struct {
 // tensors are an error naming the tensor.
 type dtypeInfo struct {
 	name string // torch spelling, e.g. "torch.bfloat16"
-	st   safetensors.DType
+	st   wtensor.DType
 	size int64
 }
 
 // torchTypes lists torch element types: the legacy storage class (empty if none), the
-// dtype name, aliases, the safetensors dtype and the element size.
+// dtype name, aliases, the wtensor dtype and the element size.
 var torchTypes = []struct {
 	storage, dtype string
 	aliases        []string
-	st             safetensors.DType
+	st             wtensor.DType
 	size           int64
 }{
-	{"DoubleStorage", "float64", []string{"double"}, safetensors.F64, 8},
-	{"FloatStorage", "float32", []string{"float"}, safetensors.F32, 4},
-	{"HalfStorage", "float16", []string{"half"}, safetensors.F16, 2},
-	{"BFloat16Storage", "bfloat16", nil, safetensors.BF16, 2},
-	{"LongStorage", "int64", []string{"long"}, safetensors.I64, 8},
-	{"IntStorage", "int32", []string{"int"}, safetensors.I32, 4},
-	{"ShortStorage", "int16", []string{"short"}, safetensors.I16, 2},
-	{"CharStorage", "int8", nil, safetensors.I8, 1},
-	{"ByteStorage", "uint8", nil, safetensors.U8, 1},
-	{"BoolStorage", "bool", nil, safetensors.Bool, 1},
+	{"DoubleStorage", "float64", []string{"double"}, wtensor.F64, 8},
+	{"FloatStorage", "float32", []string{"float"}, wtensor.F32, 4},
+	{"HalfStorage", "float16", []string{"half"}, wtensor.F16, 2},
+	{"BFloat16Storage", "bfloat16", nil, wtensor.BF16, 2},
+	{"LongStorage", "int64", []string{"long"}, wtensor.I64, 8},
+	{"IntStorage", "int32", []string{"int"}, wtensor.I32, 4},
+	{"ShortStorage", "int16", []string{"short"}, wtensor.I16, 2},
+	{"CharStorage", "int8", nil, wtensor.I8, 1},
+	{"ByteStorage", "uint8", nil, wtensor.U8, 1},
+	{"BoolStorage", "bool", nil, wtensor.Bool, 1},
 	{"ComplexDoubleStorage", "complex128", []string{"cdouble"}, "", 16},
 	{"ComplexFloatStorage", "complex64", []string{"cfloat"}, "", 8},
 	{"", "complex32", []string{"chalf"}, "", 4},
@@ -112,7 +112,7 @@ var allowed = func() map[string]*global {
 	add("torch", "Tensor", kindTensorClass, nil)
 	add("torch._tensor", "Tensor", kindTensorClass, nil)
 	add("torch.nn.parameter", "Parameter", kindParameterClass, nil)
-	bytesType := &dtypeInfo{name: "torch.uint8", st: safetensors.U8, size: 1}
+	bytesType := &dtypeInfo{name: "torch.uint8", st: wtensor.U8, size: 1}
 	for _, n := range []string{"torch.UntypedStorage", "torch._UntypedStorage", "torch.storage.UntypedStorage", "torch.storage._UntypedStorage"} {
 		i := strings.LastIndexByte(n, '.')
 		add(n[:i], n[i+1:], kindStorageClass, bytesType)
@@ -524,7 +524,7 @@ func (w *walker) walk(d *dict, prefix string, depth int) error {
 // plan is one tensor's validated view of its storage.
 type plan struct {
 	name       string
-	dtype      safetensors.DType
+	dtype      wtensor.DType
 	shape      []int
 	size       []int64
 	stride     []int64

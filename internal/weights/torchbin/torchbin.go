@@ -32,7 +32,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/nanovox/nanovox/internal/weights/safetensors"
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // ErrLegacyFormat is returned for checkpoints in the pre-1.6 (non-zip) torch.save format.
@@ -49,15 +49,15 @@ const (
 // Load reads a torch.save zip checkpoint and returns its tensors in state-dict order.
 //
 // Data is contiguous little-endian bytes owned by each tensor (copied or gathered from the
-// storages, so views, offsets and non-contiguous strides are materialised). DTypes are the
-// safetensors names: F32, F16, BF16, and also F64, I64, I32, I16, I8, U8 and BOOL; other
+// storages, so views, offsets and non-contiguous strides are materialised). DTypes are
+// wtensor's (the safetensors spellings): F32, F16, BF16, and also F64, I64, I32, I16, I8, U8 and BOOL; other
 // torch dtypes (complex, quantized, float8, unsigned > 8 bit) are an error naming the tensor.
 //
 // The pickled object must be a dict of name → tensor (nn.Module.state_dict()). Nested dicts
 // inside it are flattened with "."-joined names. A training checkpoint that nests the state
 // dict under "state_dict", "model_state_dict", "model" or "module" (first one present whose
 // value is a dict) is unwrapped and its other entries are ignored. Anything else is an error.
-func Load(path string) ([]safetensors.Tensor, error) {
+func Load(path string) ([]wtensor.Tensor, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("torchbin: %w", err)
@@ -75,7 +75,7 @@ func Load(path string) ([]safetensors.Tensor, error) {
 }
 
 // Read is Load for a checkpoint of size bytes read through r.
-func Read(r io.ReaderAt, size int64) ([]safetensors.Tensor, error) {
+func Read(r io.ReaderAt, size int64) ([]wtensor.Tensor, error) {
 	ts, err := read(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("torchbin: %w", err)
@@ -83,7 +83,7 @@ func Read(r io.ReaderAt, size int64) ([]safetensors.Tensor, error) {
 	return ts, nil
 }
 
-func read(r io.ReaderAt, size int64) ([]safetensors.Tensor, error) {
+func read(r io.ReaderAt, size int64) ([]wtensor.Tensor, error) {
 	if size < 0 || size > math.MaxInt64/(2*expansionFactor) {
 		return nil, fmt.Errorf("bad file size %d", size)
 	}
@@ -153,7 +153,7 @@ func read(r io.ReaderAt, size int64) ([]safetensors.Tensor, error) {
 				clip(e.name), budget, expansionFactor, size)
 		}
 	}
-	out := make([]safetensors.Tensor, len(entries))
+	out := make([]wtensor.Tensor, len(entries))
 	keys, groups := storageOrder(entries)
 	for _, key := range keys {
 		idx := groups[key]
@@ -199,7 +199,7 @@ func readRecord(f *zip.File, limit int64) ([]byte, error) {
 // records, which is what torch writes, are read in place: contiguous tensors straight into
 // their output, and when some view is not contiguous the used extent of the storage once.
 // Compressed records are inflated once.
-func loadStorage(r io.ReaderAt, size int64, files map[string]*zip.File, root string, st *storage, idx []int, plans []plan, out []safetensors.Tensor, budget int64) error {
+func loadStorage(r io.ReaderAt, size int64, files map[string]*zip.File, root string, st *storage, idx []int, plans []plan, out []wtensor.Tensor, budget int64) error {
 	first := plans[idx[0]].name
 	name := root + "/data/" + st.key
 	f := files[name]
@@ -270,7 +270,7 @@ func loadStorage(r io.ReaderAt, size int64, files map[string]*zip.File, root str
 				return fmt.Errorf("tensor %q: storage record %s: %w", clip(p.name), clip(name), err)
 			}
 		}
-		out[i] = safetensors.Tensor{Name: p.name, DType: p.dtype, Shape: p.shape, Data: data}
+		out[i] = wtensor.Tensor{Name: p.name, DType: p.dtype, Shape: p.shape, Data: data}
 	}
 	return nil
 }

@@ -14,14 +14,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nanovox/nanovox/internal/weights/safetensors"
+	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 type goldenTensor struct {
-	Name   string            `json:"name"`
-	DType  safetensors.DType `json:"dtype"`
-	Shape  []int             `json:"shape"`
-	Values []any             `json:"values"`
-	Hex    string            `json:"hex"`
+	Name   string        `json:"name"`
+	DType  wtensor.DType `json:"dtype"`
+	Shape  []int         `json:"shape"`
+	Values []any         `json:"values"`
+	Hex    string        `json:"hex"`
 }
 
 func loadGolden(t *testing.T) map[string][]goldenTensor {
@@ -49,7 +50,7 @@ func loadGolden(t *testing.T) map[string][]goldenTensor {
 
 // checkGolden compares loaded tensors with the golden: names in order, dtypes, shapes, the
 // exact bytes, and the values decoded through the safetensors helpers.
-func checkGolden(t *testing.T, got []safetensors.Tensor, want []goldenTensor) {
+func checkGolden(t *testing.T, got []wtensor.Tensor, want []goldenTensor) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d tensors, want %d", len(got), len(want))
@@ -72,19 +73,19 @@ func checkGolden(t *testing.T, got []safetensors.Tensor, want []goldenTensor) {
 			es := g.DType.Size()
 			b := g.Data[j*es : (j+1)*es]
 			switch g.DType {
-			case safetensors.F32, safetensors.F16, safetensors.BF16:
+			case wtensor.F32, wtensor.F16, wtensor.BF16:
 				f, err := g.Float32()
 				if err != nil {
 					t.Fatal(err)
 				}
 				gv = float64(f[j])
-			case safetensors.F64:
+			case wtensor.F64:
 				gv = math.Float64frombits(binary.LittleEndian.Uint64(b))
-			case safetensors.I64:
+			case wtensor.I64:
 				gv = float64(int64(binary.LittleEndian.Uint64(b)))
-			case safetensors.I32:
+			case wtensor.I32:
 				gv = float64(int32(binary.LittleEndian.Uint32(b)))
-			case safetensors.Bool:
+			case wtensor.Bool:
 				gv = b[0] == 1
 			}
 			if gv != wv {
@@ -129,7 +130,7 @@ func TestTiedOwnData(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		byName := map[string]safetensors.Tensor{}
+		byName := map[string]wtensor.Tensor{}
 		for _, x := range ts {
 			byName[x.Name] = x
 		}
