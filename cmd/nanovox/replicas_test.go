@@ -1,0 +1,571 @@
+//go:build unix
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestReplicas runs two nanovox serve processes on one voice store (a
+// shared directory, or S3 when NANOVOX_S3_ENDPOINT is set) behind a real
+// nginx in round-robin, and checks what a scaled-out deployment relies on:
+// a voice saved through one replica is spoken by the other; concurrent
+// saves, replacements and deletions across replicas answer only documented
+// codes and leave both replicas with the same voices; a replica killed
+// mid-stream gives its client a clean error while the other keeps serving;
+// a rolling restart through /readyz draining loses no request.
+//
+// It needs nginx (Debian: nginx-light) and runs only with
+// NANOVOX_REPLICA_TESTS=1; NANOVOX_REPLICA_REPORT=FILE writes the rolling
+// restart's numbers there as JSON.
+func TestReplicas(t *testing.T) {
+	if os.Getenv("NANOVOX_REPLICA_TESTS") == "" {
+		t.Skip("multi-replica test; set NANOVOX_REPLICA_TESTS=1 (needs nginx)")
+	}
+	if _, err := findNginx(); err != nil {
+		t.Fatal(err) // asked for explicitly: a missing proxy is a failure, not a skip
+	}
+	// --drain-grace is what a rolling restart relies on: the replica keeps
+	// its port open and answers 503 (also on /readyz) so the proxy moves
+	// new requests away before the port closes.
+	c := startCluster(t, "--drain-grace", "1s", "--shutdown-timeout", "30s", "--max-streams", "4", "--queue", "16")
+	rep := &replicaReport{Store: c.store.desc, Proxy: "nginx " + c.proxy.version}
+	t.Run("SaveOnOneSpeakOnOther", func(t *testing.T) { testSaveSpeak(t, c, rep) })
+	t.Run("Races", func(t *testing.T) { testRaces(t, c, rep) })
+	t.Run("KillMidStream", func(t *testing.T) { testKillMidStream(t, c, rep) })
+	t.Run("RollingRestart", func(t *testing.T) { testRollingRestart(t, c, rep) })
+	b, _ := json.MarshalIndent(rep, "", "  ")
+	t.Logf("report:\n%s", b)
+	if path := os.Getenv("NANOVOX_REPLICA_REPORT"); path != "" {
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// replicaReport is what the test measured, for CI's log and the docs.
+type replicaReport struct {
+	Store string `json:"store"`
+	Proxy string `json:"proxy"`
+	// VisibleAfterMS is how long after the save's answer the other
+	// replica listed the voice.
+	VisibleAfterMS float64        `json:"save_visible_on_other_replica_ms"`
+	RaceOps        int            `json:"race_ops"`
+	RaceAnswers    map[string]int `json:"race_answers"`
+	// ConvergedAfterMS is how long after the last racing request both
+	// replicas listed the same voices.
+	ConvergedAfterMS float64        `json:"race_lists_equal_after_ms"`
+	KilledStream     string         `json:"killed_stream"`
+	Rolling          *rollingReport `json:"rolling_restart,omitempty"`
+}
+
+// rollingReport is the load loop's account of a rolling restart.
+type rollingReport struct {
+	Workers  int `json:"workers"`
+	Requests int `json:"requests"`
+	Failed   int `json:"failed"`
+	// Rerouted counts requests nginx passed to the second replica after
+	// the first answered 503 or refused the connection.
+	Rerouted  int            `json:"rerouted"`
+	ByReplica map[string]int `json:"by_replica"`
+	TTFAp50MS float64        `json:"ttfa_p50_ms"`
+	TTFAp95MS float64        `json:"ttfa_p95_ms"`
+	TTFAMaxMS float64        `json:"ttfa_max_ms"`
+	Seconds   float64        `json:"seconds"`
+}
+
+// guard bounds a single request of the test: a hang fails it instead of
+// stalling the run. It is not a timing assertion.
+const guard = 30 * time.Second
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// waitFor polls cond until it holds, up to guard.
+func waitFor(what string, cond func() (bool, error)) (time.Duration, error) {
+	start := time.Now()
+	for {
+		ok, err := cond()
+		if ok {
+			return time.Since(start), nil
+		}
+		if time.Since(start) > guard {
+			return 0, fmt.Errorf("%s: not within %v (last error: %v)", what, guard, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkWAV reports what is wrong with a buffered WAV answer, "" if nothing.
+func checkWAV(b []byte) string {
+	if len(b) < 46 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
+		return fmt.Sprintf("not a WAV file with samples (%d bytes)", len(b))
+	}
+	if n := int(uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24); n != len(b)-8 {
+		return fmt.Sprintf("RIFF size %d, file has %d bytes after the header", n, len(b)-8)
+	}
+	return ""
+}
+
+func testSaveSpeak(t *testing.T, c *cluster, rep *replicaReport) {
+	ctx := context.Background()
+	save := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("shared1", false))
+	saved := time.Now()
+	if save.err != nil || save.status != http.StatusCreated {
+		t.Fatalf("save through the proxy: %d %v %s", save.status, save.err, save.body)
+	}
+	saver := c.byAddr(save.upstream)
+	if saver == nil {
+		t.Fatalf("X-Upstream %q names no replica", save.upstream)
+	}
+	other := c.replicas[0]
+	if other == saver {
+		other = c.replicas[1]
+	}
+	// The other replica learns of the voice from the store; how soon is
+	// the store's business (the directory store re-reads a changed
+	// directory at most once a second), so measure it.
+	_, err := waitFor("the other replica lists the voice", func() (bool, error) {
+		a := do(ctx, c.client, http.MethodGet, "http://"+other.addr+"/v1/audio/voices/shared1", nil)
+		return a.status == http.StatusOK, a.err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.VisibleAfterMS = ms(time.Since(saved))
+	t.Logf("saved on %s; %s lists it %.0f ms after the save answered", saver.name, other.name, rep.VisibleAfterMS)
+
+	direct := do(ctx, c.client, http.MethodPost, "http://"+other.addr+"/v1/audio/speech", speechJSON("shared1", "Spoken by the other replica.", "wav", false, nil))
+	if direct.err != nil || direct.status != http.StatusOK || checkWAV(direct.body) != "" {
+		t.Fatalf("speak on %s, which did not save the voice: %d %v %s %s", other.name, direct.status, direct.err, checkWAV(direct.body), direct.body[:min(len(direct.body), 300)])
+	}
+	const n = 8
+	served := map[string]int{}
+	for i := range n {
+		a := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", speechJSON("shared1", fmt.Sprintf("Request number %d, through the proxy.", i), "wav", false, nil))
+		if a.err != nil || a.status != http.StatusOK {
+			t.Fatalf("speak %d through the proxy: %d %v %s", i, a.status, a.err, a.body[:min(len(a.body), 300)])
+		}
+		if msg := checkWAV(a.body); msg != "" {
+			t.Fatalf("speak %d through the proxy (%s): %s", i, a.upstream, msg)
+		}
+		if r := c.byAddr(a.upstream); r != nil {
+			served[r.name]++
+		}
+	}
+	if served["A"] == 0 || served["B"] == 0 {
+		t.Errorf("round-robin: replicas served %v of %d requests; want both", served, n)
+	}
+	t.Logf("%d speech requests through the proxy, all 200 with a valid WAV: %v", n, served)
+}
+
+// raceOp is one kind of request in the race.
+type raceOp int
+
+const (
+	opReplace raceOp = iota // POST replace=true
+	opCreate                // POST replace=false
+	opDelete
+	opSpeak
+)
+
+// allowed lists the documented answers to each racing request: a create
+// of an existing voice is a 409, a deletion or use of a missing voice a
+// 404; nothing else, and never a 5xx.
+var allowed = map[raceOp][]int{
+	opReplace: {http.StatusCreated},
+	opCreate:  {http.StatusCreated, http.StatusConflict},
+	opDelete:  {http.StatusOK, http.StatusNotFound},
+	opSpeak:   {http.StatusOK, http.StatusNotFound},
+}
+
+func (o raceOp) String() string {
+	return [...]string{"replace", "create", "delete", "speak"}[o]
+}
+
+func testRaces(t *testing.T, c *cluster, rep *replicaReport) {
+	ctx := context.Background()
+	names := []string{"race0", "race1"}
+	const workers, ops = 6, 12
+	var mu sync.Mutex
+	answers := map[string]int{}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(w), 22))
+			for range ops {
+				name := names[rng.IntN(len(names))]
+				var op raceOp
+				switch p := rng.IntN(100); {
+				case p < 35:
+					op = opReplace
+				case p < 55:
+					op = opCreate
+				case p < 80:
+					op = opDelete
+				default:
+					op = opSpeak
+				}
+				var a answer
+				switch op {
+				case opReplace, opCreate:
+					a = do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON(name, op == opReplace))
+				case opDelete:
+					a = do(ctx, c.client, http.MethodDelete, c.base+"/v1/audio/voices/"+name, nil)
+				case opSpeak:
+					a = do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", speechJSON(name, "A racing request.", "pcm", false, nil))
+				}
+				mu.Lock()
+				answers[fmt.Sprintf("%s %d", op, a.status)]++
+				mu.Unlock()
+				if a.err != nil || !slices.Contains(allowed[op], a.status) {
+					t.Errorf("%s %s via %s: %d %v %s; want one of %v", op, name, a.upstream, a.status, a.err, a.body[:min(len(a.body), 300)], allowed[op])
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	// Two replicas creating the same new name at once: one wins, the
+	// other answers 409, whichever order the store's lock puts them in.
+	for round := range 4 {
+		name := fmt.Sprintf("duel%d", round)
+		var got [2]answer
+		start := make(chan struct{})
+		var dw sync.WaitGroup
+		for i, r := range c.replicas {
+			dw.Add(1)
+			go func() {
+				defer dw.Done()
+				<-start
+				got[i] = do(ctx, c.client, http.MethodPost, "http://"+r.addr+"/v1/audio/voices", c.saveJSON(name, false))
+			}()
+		}
+		close(start)
+		dw.Wait()
+		codes := []int{got[0].status, got[1].status}
+		slices.Sort(codes)
+		mu.Lock()
+		answers[fmt.Sprintf("duel %d+%d", codes[0], codes[1])]++
+		mu.Unlock()
+		if !slices.Equal(codes, []int{http.StatusCreated, http.StatusConflict}) {
+			t.Errorf("%s created on A and B at once: A %d %s, B %d %s; want one 201 and one 409", name, got[0].status, got[0].body, got[1].status, got[1].body)
+		}
+	}
+	rep.RaceOps = workers*ops + 8
+	rep.RaceAnswers = answers
+	t.Logf("answers: %v", answers)
+
+	// Both replicas must end with the same voices; how soon they agree is
+	// the store's refresh bound, measured.
+	done := time.Now()
+	var la, lb []string
+	_, err := waitFor("both replicas list the same voices", func() (bool, error) {
+		var err error
+		if la, err = voiceList(ctx, c.client, "http://"+c.replicas[0].addr); err != nil {
+			return false, err
+		}
+		if lb, err = voiceList(ctx, c.client, "http://"+c.replicas[1].addr); err != nil {
+			return false, err
+		}
+		return slices.Equal(la, lb), nil
+	})
+	if err != nil {
+		t.Fatalf("%v: A %v, B %v", err, la, lb)
+	}
+	rep.ConvergedAfterMS = ms(time.Since(done))
+	t.Logf("both replicas list %v (%.0f ms after the last request)", la, rep.ConvergedAfterMS)
+	// And both speak exactly the voices they list.
+	for _, name := range append(names, "duel0") {
+		listed := slices.ContainsFunc(la, func(s string) bool { return strings.HasPrefix(s, name+"@") })
+		for _, r := range c.replicas {
+			a := do(ctx, c.client, http.MethodPost, "http://"+r.addr+"/v1/audio/speech", speechJSON(name, "After the race.", "pcm", false, nil))
+			want := http.StatusNotFound
+			if listed {
+				want = http.StatusOK
+			}
+			if a.err != nil || a.status != want {
+				t.Errorf("speak %s on %s after the race: %d %v; want %d (listed: %v)", name, r.name, a.status, a.err, want, listed)
+			}
+		}
+	}
+}
+
+// smallBufferClient reads through a small socket buffer and keeps no
+// connections, so a client that stops reading holds the replica's stream
+// back soon: the replica is still generating when it is killed.
+func smallBufferClient() *http.Client {
+	d := &net.Dialer{Control: func(network, address string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<10)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, ReadBufferSize: 4 << 10, DisableKeepAlives: true}}
+}
+
+func testKillMidStream(t *testing.T, c *cluster, rep *replicaReport) {
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	if save := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("killme", true)); save.status != http.StatusCreated {
+		t.Fatalf("save: %d %v %s", save.status, save.err, save.body)
+	}
+	// A long answer: many sentences at a quarter of the speed, several
+	// megabytes of PCM, far more than the socket buffers on the way hold.
+	long := strings.Repeat("This stream is cut off when its replica is killed in the middle of it. ", 50)
+	body := speechJSON("killme", long, "pcm", true, map[string]any{"speed": 0.25})
+	var resp *http.Response
+	var victim *replica
+	_, err := waitFor("the replicas list the voice", func() (bool, error) {
+		for _, r := range c.replicas {
+			if a := do(ctx, c.client, http.MethodGet, "http://"+r.addr+"/v1/audio/voices/killme", nil); a.status != http.StatusOK {
+				return false, a.err
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/audio/speech", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	client := smallBufferClient()
+	resp, err = client.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("long stream: %v %v", resp, err)
+	}
+	defer resp.Body.Close()
+	tried := upstreams(resp.Header)
+	if len(tried) > 0 {
+		victim = c.byAddr(tried[len(tried)-1])
+	}
+	if victim == nil {
+		t.Fatalf("X-Upstream %q names no replica", resp.Header.Get("X-Upstream"))
+	}
+	survivor := c.replicas[0]
+	if survivor == victim {
+		survivor = c.replicas[1]
+	}
+	first := make([]byte, 8<<10)
+	n, err := io.ReadFull(resp.Body, first)
+	if err != nil {
+		t.Fatalf("first %d bytes of the stream: %v", n, err)
+	}
+	// The precondition of the scenario: the replica is still generating
+	// this stream (held back by the client that stopped reading), so the
+	// kill truncates it.
+	_, err = waitFor("the victim reports the stream active", func() (bool, error) {
+		r, _, err := getReadyz(ctx, c.client, victim.addr)
+		return r.ActiveStreams > 0, err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := victim.signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killed := time.Now()
+	if err := victim.wait(guard); err == nil {
+		t.Fatalf("replica %s exited cleanly after SIGKILL", victim.name)
+	}
+	// The client reads on: what the buffers held, then an error, not a
+	// hang (the context's guard would end a hang with a different error).
+	rest, err := io.Copy(io.Discard, resp.Body)
+	took := time.Since(killed)
+	switch {
+	case err == nil:
+		t.Fatalf("the stream through the killed replica %s ended cleanly after %d+%d bytes; want a truncated stream", victim.name, n, rest)
+	case ctx.Err() != nil:
+		t.Fatalf("the stream through the killed replica hung until the test's guard: %v", err)
+	case !errors.Is(err, io.ErrUnexpectedEOF):
+		t.Errorf("the stream's error is %v; want an unexpected EOF (a chunked body cut short)", err)
+	}
+	rep.KilledStream = fmt.Sprintf("replica %s killed after %d bytes; the client read %d more, then %q after %.0f ms", victim.name, n, rest, err, ms(took))
+	t.Log(rep.KilledStream)
+
+	// The proxy keeps serving from the survivor.
+	for i := range 4 {
+		a := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", speechJSON("killme", "After the kill.", "wav", false, nil))
+		if a.err != nil || a.status != http.StatusOK || checkWAV(a.body) != "" || a.upstream != survivor.addr {
+			t.Errorf("request %d after the kill: %d %v via %v; want 200 with a WAV from %s", i, a.status, a.err, a.tried, survivor.name)
+		}
+	}
+	// The killed replica comes back on the same store.
+	if err := victim.start(); err != nil {
+		t.Fatal(err)
+	}
+	if a := do(ctx, c.client, http.MethodPost, "http://"+victim.addr+"/v1/audio/speech", speechJSON("killme", "Back again.", "wav", false, nil)); a.status != http.StatusOK {
+		t.Errorf("restarted replica %s: %d %v %s", victim.name, a.status, a.err, a.body)
+	}
+	// nginx takes it back once fail_timeout has passed and a request to it
+	// succeeded; until then, a failure of the other replica would leave
+	// nginx with no live upstream (502), as it would in production.
+	if err := c.waitRouted(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loadResult is one request of the rolling restart's load loop.
+type loadResult struct {
+	answer
+	at time.Time
+}
+
+func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
+	ctx := context.Background()
+	if save := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("rolling", true)); save.status != http.StatusCreated {
+		t.Fatalf("save: %d %v %s", save.status, save.err, save.body)
+	}
+	if _, err := waitFor("the replicas list the voice", func() (bool, error) {
+		for _, r := range c.replicas {
+			if a := do(ctx, c.client, http.MethodGet, "http://"+r.addr+"/v1/audio/voices/rolling", nil); a.status != http.StatusOK {
+				return false, a.err
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The load: streamed requests back to back, bounded by the restart's
+	// end (and a count, should the restart hang).
+	const workers, maxRequests = 2, 2000
+	body := speechJSON("rolling", "The rolling restart must not lose this request. Nor this sentence.", "pcm", true, nil)
+	var mu sync.Mutex
+	var results []loadResult
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				rctx, cancel := context.WithTimeout(ctx, guard)
+				at := time.Now()
+				a := do(rctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", body)
+				cancel()
+				mu.Lock()
+				results = append(results, loadResult{a, at})
+				full := len(results) >= maxRequests
+				mu.Unlock()
+				if full {
+					return
+				}
+				if a.err != nil || a.status != http.StatusOK {
+					time.Sleep(50 * time.Millisecond) // a failure fails the test; do not spin on it
+				}
+			}
+		}()
+	}
+	// servedSince counts successful answers from addr sent after t0.
+	servedSince := func(addr string, t0 time.Time) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, r := range results {
+			if r.at.After(t0) && r.upstream == addr && r.status == http.StatusOK {
+				n++
+			}
+		}
+		return n
+	}
+	began := time.Now()
+	restart := func(r *replica) error {
+		if err := r.signal(syscall.SIGTERM); err != nil {
+			return err
+		}
+		// While it drains, /readyz says so.
+		if _, err := waitFor("/readyz 503 while draining", func() (bool, error) {
+			_, code, err := getReadyz(ctx, c.client, r.addr)
+			return code == http.StatusServiceUnavailable || !r.running(), err
+		}); err != nil {
+			return err
+		}
+		if err := r.wait(startGuard); err != nil {
+			return fmt.Errorf("replica %s after SIGTERM: %v (want exit status 0)", r.name, err)
+		}
+		back := time.Now()
+		if err := r.start(); err != nil {
+			return err
+		}
+		// Rolled: the proxy sends it requests again and they succeed.
+		_, err := waitFor("the proxy routes to the restarted replica", func() (bool, error) {
+			return servedSince(r.addr, back) >= 2, nil
+		})
+		return err
+	}
+	var rerr error
+	if _, err := waitFor("load running", func() (bool, error) {
+		return servedSince(c.replicas[0].addr, began)+servedSince(c.replicas[1].addr, began) >= 4, nil
+	}); err != nil {
+		rerr = err
+	}
+	for _, r := range c.replicas {
+		if rerr != nil {
+			break
+		}
+		rerr = restart(r)
+	}
+	close(stop)
+	wg.Wait()
+	elapsed := time.Since(began)
+	if rerr != nil {
+		t.Error(rerr)
+	}
+
+	rr := &rollingReport{Workers: workers, Requests: len(results), ByReplica: map[string]int{}, Seconds: elapsed.Seconds()}
+	var ttfa []time.Duration
+	for i, r := range results {
+		failed := r.err != nil || r.status != http.StatusOK || len(r.body) == 0 || len(r.body)%2 != 0
+		if failed {
+			rr.Failed++
+			if rr.Failed <= 5 {
+				t.Errorf("request %d (sent %.3fs into the restart) via %v: %d %v, %d bytes: %s", i, r.at.Sub(began).Seconds(), r.tried, r.status, r.err, len(r.body), r.body[:min(len(r.body), 200)])
+			}
+			continue
+		}
+		if len(r.tried) > 1 {
+			rr.Rerouted++
+		}
+		if rp := c.byAddr(r.upstream); rp != nil {
+			rr.ByReplica[rp.name]++
+		}
+		ttfa = append(ttfa, r.ttfa)
+	}
+	slices.Sort(ttfa)
+	if len(ttfa) > 0 {
+		// Nearest rank: the smallest value that p of the requests do not exceed.
+		pct := func(p float64) float64 { return ms(ttfa[max(0, int(math.Ceil(p*float64(len(ttfa))))-1)]) }
+		rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS = pct(0.50), pct(0.95), ms(ttfa[len(ttfa)-1])
+	}
+	rep.Rolling = rr
+	t.Logf("rolling restart of A then B in %.1fs under %d streaming workers: %d requests, %d failed, %d rerouted by nginx, served %v; TTFA p50 %.0f ms, p95 %.0f ms, max %.0f ms",
+		rr.Seconds, workers, rr.Requests, rr.Failed, rr.Rerouted, rr.ByReplica, rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS)
+	if rr.Failed > 0 {
+		t.Errorf("%d of %d requests failed during the rolling restart; want none", rr.Failed, rr.Requests)
+	}
+}
