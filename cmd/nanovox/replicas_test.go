@@ -87,6 +87,9 @@ type rollingReport struct {
 	TTFAp95MS float64        `json:"ttfa_p95_ms"`
 	TTFAMaxMS float64        `json:"ttfa_max_ms"`
 	Seconds   float64        `json:"seconds"`
+	// Drained lists the long streams in flight on each replica when it got
+	// SIGTERM, which it finished before exiting.
+	Drained []string `json:"in_flight_streams_finished"`
 }
 
 // guard bounds a single request of the test: a hang fails it instead of
@@ -329,56 +332,18 @@ func testKillMidStream(t *testing.T, c *cluster, rep *replicaReport) {
 	if save := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("killme", true)); save.status != http.StatusCreated {
 		t.Fatalf("save: %d %v %s", save.status, save.err, save.body)
 	}
-	// A long answer: many sentences at a quarter of the speed, several
-	// megabytes of PCM, far more than the socket buffers on the way hold.
-	long := strings.Repeat("This stream is cut off when its replica is killed in the middle of it. ", 50)
-	body := speechJSON("killme", long, "pcm", true, map[string]any{"speed": 0.25})
-	var resp *http.Response
-	var victim *replica
-	_, err := waitFor("the replicas list the voice", func() (bool, error) {
-		for _, r := range c.replicas {
-			if a := do(ctx, c.client, http.MethodGet, "http://"+r.addr+"/v1/audio/voices/killme", nil); a.status != http.StatusOK {
-				return false, a.err
-			}
-		}
-		return true, nil
-	})
+	if err := waitListed(ctx, c, "killme"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := holdStream(ctx, c, "killme", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/audio/speech", strings.NewReader(string(body)))
-	req.Header.Set("Content-Type", "application/json")
-	client := smallBufferClient()
-	resp, err = client.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("long stream: %v %v", resp, err)
-	}
-	defer resp.Body.Close()
-	tried := upstreams(resp.Header)
-	if len(tried) > 0 {
-		victim = c.byAddr(tried[len(tried)-1])
-	}
-	if victim == nil {
-		t.Fatalf("X-Upstream %q names no replica", resp.Header.Get("X-Upstream"))
-	}
+	defer h.resp.Body.Close()
+	victim, n, resp := h.replica, h.read, h.resp
 	survivor := c.replicas[0]
 	if survivor == victim {
 		survivor = c.replicas[1]
-	}
-	first := make([]byte, 8<<10)
-	n, err := io.ReadFull(resp.Body, first)
-	if err != nil {
-		t.Fatalf("first %d bytes of the stream: %v", n, err)
-	}
-	// The precondition of the scenario: the replica is still generating
-	// this stream (held back by the client that stopped reading), so the
-	// kill truncates it.
-	_, err = waitFor("the victim reports the stream active", func() (bool, error) {
-		r, _, err := getReadyz(ctx, c.client, victim.addr)
-		return r.ActiveStreams > 0, err
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if err := victim.signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -424,6 +389,79 @@ func testKillMidStream(t *testing.T, c *cluster, rep *replicaReport) {
 	}
 }
 
+// waitListed waits until both replicas know the voice.
+func waitListed(ctx context.Context, c *cluster, name string) error {
+	_, err := waitFor("the replicas list "+name, func() (bool, error) {
+		for _, r := range c.replicas {
+			if a := do(ctx, c.client, http.MethodGet, "http://"+r.addr+"/v1/audio/voices/"+name, nil); a.status != http.StatusOK {
+				return false, a.err
+			}
+		}
+		return true, nil
+	})
+	return err
+}
+
+// heldStream is a long streamed answer its client has stopped reading.
+type heldStream struct {
+	resp    *http.Response
+	replica *replica // the replica generating it
+	read    int      // bytes read so far
+}
+
+// holdStream opens a long streamed speech request through the proxy (on
+// replica want, if not nil: round-robin gets there within a few tries),
+// reads its first bytes and stops. Many sentences at a quarter of the
+// speed make megabytes of PCM, far more than the small socket buffers on
+// the way hold, so the replica is still writing it until the client reads
+// on. The caller closes resp.Body.
+func holdStream(ctx context.Context, c *cluster, voice string, want *replica) (*heldStream, error) {
+	long := strings.Repeat("This stream is held open while its replica is stopped in the middle of it. ", 50)
+	body := speechJSON(voice, long, "pcm", true, map[string]any{"speed": 0.25})
+	client := smallBufferClient()
+	for try := 0; try < 6; try++ {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/audio/speech", strings.NewReader(string(body)))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("long stream: %w", err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return nil, fmt.Errorf("long stream: %s %s", resp.Status, b)
+		}
+		h := &heldStream{resp: resp}
+		if tried := upstreams(resp.Header); len(tried) > 0 {
+			h.replica = c.byAddr(tried[len(tried)-1])
+		}
+		if h.replica == nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("X-Upstream %q names no replica", resp.Header.Get("X-Upstream"))
+		}
+		if want != nil && h.replica != want {
+			resp.Body.Close()
+			continue
+		}
+		first := make([]byte, 8<<10)
+		if h.read, err = io.ReadFull(resp.Body, first); err != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("first %d bytes of the long stream: %w", h.read, err)
+		}
+		// The replica must still be generating it (held back by this
+		// client), or stopping it mid-stream tests nothing.
+		if _, err := waitFor("the replica reports the stream active", func() (bool, error) {
+			r, _, err := getReadyz(ctx, c.client, h.replica.addr)
+			return r.ActiveStreams > 0, err
+		}); err != nil {
+			resp.Body.Close()
+			return nil, err
+		}
+		return h, nil
+	}
+	return nil, fmt.Errorf("no long stream landed on replica %s in 6 tries", want.name)
+}
+
 // loadResult is one request of the rolling restart's load loop.
 type loadResult struct {
 	answer
@@ -435,14 +473,7 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 	if save := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("rolling", true)); save.status != http.StatusCreated {
 		t.Fatalf("save: %d %v %s", save.status, save.err, save.body)
 	}
-	if _, err := waitFor("the replicas list the voice", func() (bool, error) {
-		for _, r := range c.replicas {
-			if a := do(ctx, c.client, http.MethodGet, "http://"+r.addr+"/v1/audio/voices/rolling", nil); a.status != http.StatusOK {
-				return false, a.err
-			}
-		}
-		return true, nil
-	}); err != nil {
+	if err := waitListed(ctx, c, "rolling"); err != nil {
 		t.Fatal(err)
 	}
 
@@ -494,17 +525,33 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 		return n
 	}
 	began := time.Now()
+	var drained []string
 	restart := func(r *replica) error {
+		// A long stream in flight on r when it is told to stop: draining
+		// must let it finish.
+		hctx, cancel := context.WithTimeout(ctx, guard)
+		defer cancel()
+		h, err := holdStream(hctx, c, "rolling", r)
+		if err != nil {
+			return err
+		}
+		defer h.resp.Body.Close()
 		if err := r.signal(syscall.SIGTERM); err != nil {
 			return err
 		}
-		// While it drains, /readyz says so.
+		// While it drains, /readyz says so (for --drain-grace, and on until
+		// the held stream is done).
 		if _, err := waitFor("/readyz 503 while draining", func() (bool, error) {
 			_, code, err := getReadyz(ctx, c.client, r.addr)
-			return code == http.StatusServiceUnavailable || !r.running(), err
+			return code == http.StatusServiceUnavailable, err
 		}); err != nil {
-			return err
+			return fmt.Errorf("replica %s: %w", r.name, err)
 		}
+		rest, err := io.Copy(io.Discard, h.resp.Body)
+		if err != nil {
+			return fmt.Errorf("the stream in flight on %s when it was told to stop: %v after %d bytes; want it finished", r.name, err, int64(h.read)+rest)
+		}
+		drained = append(drained, fmt.Sprintf("%s: %d bytes", r.name, int64(h.read)+rest))
 		if err := r.wait(startGuard); err != nil {
 			return fmt.Errorf("replica %s after SIGTERM: %v (want exit status 0)", r.name, err)
 		}
@@ -513,7 +560,7 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 			return err
 		}
 		// Rolled: the proxy sends it requests again and they succeed.
-		_, err := waitFor("the proxy routes to the restarted replica", func() (bool, error) {
+		_, err = waitFor("the proxy routes to the restarted replica", func() (bool, error) {
 			return servedSince(r.addr, back) >= 2, nil
 		})
 		return err
@@ -537,7 +584,7 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 		t.Error(rerr)
 	}
 
-	rr := &rollingReport{Workers: workers, Requests: len(results), ByReplica: map[string]int{}, Seconds: elapsed.Seconds()}
+	rr := &rollingReport{Workers: workers, Requests: len(results), ByReplica: map[string]int{}, Seconds: elapsed.Seconds(), Drained: drained}
 	var ttfa []time.Duration
 	for i, r := range results {
 		failed := r.err != nil || r.status != http.StatusOK || len(r.body) == 0 || len(r.body)%2 != 0
@@ -563,8 +610,8 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 		rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS = pct(0.50), pct(0.95), ms(ttfa[len(ttfa)-1])
 	}
 	rep.Rolling = rr
-	t.Logf("rolling restart of A then B in %.1fs under %d streaming workers: %d requests, %d failed, %d rerouted by nginx, served %v; TTFA p50 %.0f ms, p95 %.0f ms, max %.0f ms",
-		rr.Seconds, workers, rr.Requests, rr.Failed, rr.Rerouted, rr.ByReplica, rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS)
+	t.Logf("rolling restart of A then B in %.1fs under %d streaming workers: %d requests, %d failed, %d rerouted by nginx, served %v; TTFA p50 %.0f ms, p95 %.0f ms, max %.0f ms; in-flight streams finished while draining: %v",
+		rr.Seconds, workers, rr.Requests, rr.Failed, rr.Rerouted, rr.ByReplica, rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS, drained)
 	if rr.Failed > 0 {
 		t.Errorf("%d of %d requests failed during the rolling restart; want none", rr.Failed, rr.Requests)
 	}
