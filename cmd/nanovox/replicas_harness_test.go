@@ -28,53 +28,53 @@ import (
 // nanovox serve processes that can be stopped, killed and restarted on
 // the same port, the voice store they share, and an nginx in front.
 
-// startGuard bounds every wait for a process to start or stop. It guards
+// processGuard bounds every wait for a process to start or stop. It guards
 // against a hang; it is not a timing assertion.
-const startGuard = 60 * time.Second
+const processGuard = 60 * time.Second
 
-// voiceStore is the voice store the replicas share: the flags and
+// sharedVoiceStore is the voice store the replicas share: the flags and
 // environment that give a serve process access to it.
-type voiceStore struct {
+type sharedVoiceStore struct {
 	desc string
 	args []string
 	env  []string
 }
 
-// s3Bucket is the bucket the S3 variant of the test works in; every run
+// replicaS3Bucket is the bucket the S3 variant of the test works in; every run
 // takes a fresh prefix in it, so runs never see each other's voices.
-const s3Bucket = "nanovox-test"
+const replicaS3Bucket = "nanovox-test"
 
 // replicaVoiceStore returns the shared store: a directory (two serve
 // processes on one directory are supported: saves take a cross-process
 // lock and every request re-reads a changed directory), or, when
 // NANOVOX_S3_ENDPOINT names an S3-compatible server, a fresh prefix in a
 // bucket there, reached through the standard AWS variables.
-func replicaVoiceStore(t *testing.T) voiceStore {
+func replicaVoiceStore(t *testing.T) sharedVoiceStore {
 	t.Helper()
 	endpoint := strings.TrimRight(os.Getenv("NANOVOX_S3_ENDPOINT"), "/")
 	if endpoint == "" {
 		dir := filepath.Join(t.TempDir(), "voices")
-		return voiceStore{desc: "shared directory", args: []string{"--data-dir", dir}}
+		return sharedVoiceStore{desc: "shared directory", args: []string{"--data-dir", dir}}
 	}
 	// A plain PUT creates the bucket: the test server accepts anonymous
 	// requests, and a bucket left by an earlier run answers 409, which is
 	// as good.
-	req, err := http.NewRequest(http.MethodPut, endpoint+"/"+s3Bucket, nil)
+	req, err := http.NewRequest(http.MethodPut, endpoint+"/"+replicaS3Bucket, nil)
 	if err != nil {
 		t.Fatalf("NANOVOX_S3_ENDPOINT=%q: %v", endpoint, err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("create bucket %s at NANOVOX_S3_ENDPOINT: %v", s3Bucket, err)
+		t.Fatalf("create bucket %s at NANOVOX_S3_ENDPOINT: %v", replicaS3Bucket, err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusConflict {
-		t.Fatalf("create bucket %s at %s: %s %s", s3Bucket, endpoint, resp.Status, b)
+		t.Fatalf("create bucket %s at %s: %s %s", replicaS3Bucket, endpoint, resp.Status, b)
 	}
 	var rnd [6]byte
 	rand.Read(rnd[:])
-	url := "s3://" + s3Bucket + "/replicas-" + hex.EncodeToString(rnd[:])
+	url := "s3://" + replicaS3Bucket + "/replicas-" + hex.EncodeToString(rnd[:])
 	env := []string{"AWS_ENDPOINT_URL=" + endpoint}
 	// Defaults for a local test server; credentials the runner set win.
 	for _, kv := range [][2]string{{"AWS_REGION", "us-east-1"}, {"AWS_ACCESS_KEY_ID", "nanovox-test"}, {"AWS_SECRET_ACCESS_KEY", "nanovox-test"}} {
@@ -82,13 +82,13 @@ func replicaVoiceStore(t *testing.T) voiceStore {
 			env = append(env, kv[0]+"="+kv[1])
 		}
 	}
-	return voiceStore{desc: "S3 " + url + " at " + endpoint, args: []string{"--voices", url}, env: env}
+	return sharedVoiceStore{desc: "S3 " + url + " at " + endpoint, args: []string{"--voices", url}, env: env}
 }
 
-// freeAddr returns a loopback address with a port that was free a moment
+// freeLoopbackAddr returns a loopback address with a port that was free a moment
 // ago. A replica keeps its port across restarts, because the proxy's
 // configuration names it.
-func freeAddr(t *testing.T) string {
+func freeLoopbackAddr(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -166,11 +166,11 @@ func (r *replica) start() error {
 	case <-log.ready:
 		return nil
 	case <-done:
-		return fmt.Errorf("replica %s exited before serving: %v; log:\n%s", r.name, r.exitErr(), tail(r.logPath, 20))
-	case <-time.After(startGuard):
+		return fmt.Errorf("replica %s exited before serving: %v; log:\n%s", r.name, r.exitErr(), logTail(r.logPath, 20))
+	case <-time.After(processGuard):
 		cmd.Process.Kill()
 		<-done
-		return fmt.Errorf("replica %s did not start serving within %v; log:\n%s", r.name, startGuard, tail(r.logPath, 20))
+		return fmt.Errorf("replica %s did not start serving within %v; log:\n%s", r.name, processGuard, logTail(r.logPath, 20))
 	}
 }
 
@@ -191,15 +191,15 @@ func (r *replica) signal(sig os.Signal) error {
 }
 
 // wait waits for the process to exit and returns its exit status.
-func (r *replica) wait(guard time.Duration) error {
+func (r *replica) wait(limit time.Duration) error {
 	r.mu.Lock()
 	done := r.done
 	r.mu.Unlock()
 	select {
 	case <-done:
 		return r.exitErr()
-	case <-time.After(guard):
-		return fmt.Errorf("replica %s did not exit within %v", r.name, guard)
+	case <-time.After(limit):
+		return fmt.Errorf("replica %s did not exit within %v", r.name, limit)
 	}
 }
 
@@ -227,7 +227,7 @@ func (r *replica) stop() {
 	r.signal(syscall.SIGTERM)
 	if r.wait(30*time.Second) != nil {
 		r.signal(syscall.SIGKILL)
-		r.wait(startGuard)
+		r.wait(processGuard)
 	}
 }
 
@@ -329,7 +329,7 @@ func startNginx(t *testing.T, dir string, upstreams [2]string) (*nginxProxy, err
 		return nil, err
 	}
 	ver, _ := exec.Command(path, "-v").CombinedOutput()
-	p := &nginxProxy{addr: freeAddr(t), dir: dir, version: strings.TrimSpace(strings.TrimPrefix(string(ver), "nginx version: "))}
+	p := &nginxProxy{addr: freeLoopbackAddr(t), dir: dir, version: strings.TrimSpace(strings.TrimPrefix(string(ver), "nginx version: "))}
 	user := ""
 	if os.Geteuid() == 0 {
 		// Workers of a root master switch to nobody, who cannot enter the
@@ -361,7 +361,7 @@ func startNginx(t *testing.T, dir string, upstreams [2]string) (*nginxProxy, err
 		close(p.done)
 	}()
 	// Ready when it answers; /healthz goes through to a replica.
-	deadline := time.Now().Add(startGuard)
+	deadline := time.Now().Add(processGuard)
 	for {
 		resp, err := http.Get("http://" + p.addr + "/healthz")
 		if err == nil {
@@ -372,12 +372,12 @@ func startNginx(t *testing.T, dir string, upstreams [2]string) (*nginxProxy, err
 		}
 		select {
 		case <-p.done:
-			return nil, fmt.Errorf("nginx exited: %s%s", tail(filepath.Join(dir, "stderr.log"), 20), tail(filepath.Join(dir, "error.log"), 20))
+			return nil, fmt.Errorf("nginx exited: %s%s", logTail(filepath.Join(dir, "stderr.log"), 20), logTail(filepath.Join(dir, "error.log"), 20))
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			p.stop()
-			return nil, fmt.Errorf("nginx did not answer within %v: %v", startGuard, err)
+			return nil, fmt.Errorf("nginx did not answer within %v: %v", processGuard, err)
 		}
 	}
 }
@@ -399,7 +399,7 @@ func (p *nginxProxy) stop() {
 }
 
 // tail returns the last n lines of a log file, for failure messages.
-func tail(path string, n int) string {
+func logTail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Sprintf("(%v)\n", err)
@@ -411,9 +411,9 @@ func tail(path string, n int) string {
 	return "--- " + filepath.Base(path) + "\n" + strings.Join(lines, "\n") + "\n"
 }
 
-// cluster is two replicas on one voice store behind one nginx.
-type cluster struct {
-	store    voiceStore
+// replicaCluster is two replicas on one voice store behind one nginx.
+type replicaCluster struct {
+	store    sharedVoiceStore
 	replicas [2]*replica
 	proxy    *nginxProxy
 	base     string // the proxy's URL
@@ -421,21 +421,21 @@ type cluster struct {
 	refB64   string // the reference clip voices are saved from, base64
 }
 
-// startCluster starts replicas A and B and the proxy; everything is
+// startReplicaCluster starts replicas A and B and the proxy; everything is
 // stopped at cleanup, and the logs are shown if the test failed.
-func startCluster(t *testing.T, extra ...string) *cluster {
+func startReplicaCluster(t *testing.T, extra ...string) *replicaCluster {
 	t.Helper()
 	dir := t.TempDir()
 	ref, err := os.ReadFile(filepath.Join(fixtures, "tiny-a", "ref.wav"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{store: replicaVoiceStore(t), refB64: base64.StdEncoding.EncodeToString(ref)}
+	c := &replicaCluster{store: replicaVoiceStore(t), refB64: base64.StdEncoding.EncodeToString(ref)}
 	tr := &http.Transport{MaxIdleConnsPerHost: 16}
 	c.client = &http.Client{Transport: tr}
 	t.Cleanup(tr.CloseIdleConnections)
 	for i, name := range []string{"A", "B"} {
-		r := &replica{name: name, addr: freeAddr(t), env: c.store.env, logPath: filepath.Join(dir, "replica-"+name+".log")}
+		r := &replica{name: name, addr: freeLoopbackAddr(t), env: c.store.env, logPath: filepath.Join(dir, "replica-"+name+".log")}
 		r.args = append(append([]string{}, c.store.args...), extra...)
 		c.replicas[i] = r
 	}
@@ -451,10 +451,10 @@ func startCluster(t *testing.T, extra ...string) *cluster {
 		wg.Wait()
 		if t.Failed() {
 			for _, r := range c.replicas {
-				t.Logf("replica %s (%s):\n%s", r.name, r.addr, tail(r.logPath, 40))
+				t.Logf("replica %s (%s):\n%s", r.name, r.addr, logTail(r.logPath, 40))
 			}
 			if c.proxy != nil {
-				t.Logf("nginx:\n%s", tail(filepath.Join(c.proxy.dir, "error.log"), 40))
+				t.Logf("nginx:\n%s", logTail(filepath.Join(c.proxy.dir, "error.log"), 40))
 			}
 		}
 	})
@@ -478,7 +478,7 @@ func startCluster(t *testing.T, extra ...string) *cluster {
 }
 
 // byAddr returns the replica listening on addr, nil if none.
-func (c *cluster) byAddr(addr string) *replica {
+func (c *replicaCluster) byAddr(addr string) *replica {
 	for _, r := range c.replicas {
 		if r.addr == addr {
 			return r
@@ -489,10 +489,10 @@ func (c *cluster) byAddr(addr string) *replica {
 
 // waitRouted waits until the proxy has sent a request to each replica
 // and got an answer: both are in its rotation.
-func (c *cluster) waitRouted() error {
+func (c *replicaCluster) waitRouted() error {
 	seen := map[string]bool{}
-	_, err := waitFor("the proxy routes to both replicas", func() (bool, error) {
-		a := do(context.Background(), c.client, http.MethodGet, c.base+"/readyz", nil)
+	_, err := pollUntil("the proxy routes to both replicas", func() (bool, error) {
+		a := exchange(context.Background(), c.client, http.MethodGet, c.base+"/readyz", nil)
 		if a.status == http.StatusOK {
 			seen[a.upstream] = true
 		}
@@ -502,7 +502,7 @@ func (c *cluster) waitRouted() error {
 }
 
 // answer is one HTTP exchange as the test sees it.
-type answer struct {
+type reply struct {
 	status int
 	body   []byte
 	// upstream is the replica that answered (the last one nginx tried);
@@ -514,7 +514,7 @@ type answer struct {
 }
 
 // upstreams reads nginx's X-Upstream header ("addr1, addr2" after a retry).
-func upstreams(h http.Header) []string {
+func triedUpstreams(h http.Header) []string {
 	var out []string
 	for _, a := range strings.Split(h.Get("X-Upstream"), ",") {
 		if a = strings.TrimSpace(a); a != "" && a != "-" {
@@ -526,14 +526,14 @@ func upstreams(h http.Header) []string {
 
 // do sends one request and reads the whole answer, noting when the first
 // body byte came.
-func do(ctx context.Context, client *http.Client, method, url string, body []byte) answer {
+func exchange(ctx context.Context, client *http.Client, method, url string, body []byte) reply {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
-		return answer{err: err}
+		return reply{err: err}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -541,10 +541,10 @@ func do(ctx context.Context, client *http.Client, method, url string, body []byt
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {
-		return answer{err: err}
+		return reply{err: err}
 	}
 	defer resp.Body.Close()
-	a := answer{status: resp.StatusCode, tried: upstreams(resp.Header)}
+	a := reply{status: resp.StatusCode, tried: triedUpstreams(resp.Header)}
 	if len(a.tried) > 0 {
 		a.upstream = a.tried[len(a.tried)-1]
 	}
@@ -577,7 +577,7 @@ func speechJSON(voice, input, format string, stream bool, extra map[string]any) 
 }
 
 // saveJSON is a voice upload body.
-func (c *cluster) saveJSON(name string, replace bool) []byte {
+func (c *replicaCluster) saveJSON(name string, replace bool) []byte {
 	b, _ := json.Marshal(map[string]any{"name": name, "ref_audio": c.refB64, "replace": replace})
 	return b
 }
@@ -585,7 +585,7 @@ func (c *cluster) saveJSON(name string, replace bool) []byte {
 // voiceList is a replica's GET /v1/audio/voices, reduced to what must be
 // equal on every replica.
 func voiceList(ctx context.Context, client *http.Client, base string) ([]string, error) {
-	a := do(ctx, client, http.MethodGet, base+"/v1/audio/voices", nil)
+	a := exchange(ctx, client, http.MethodGet, base+"/v1/audio/voices", nil)
 	if a.err != nil || a.status != http.StatusOK {
 		return nil, fmt.Errorf("list voices at %s: %d %v %s", base, a.status, a.err, a.body)
 	}
@@ -609,15 +609,15 @@ type voiceJSONView struct {
 	Frames  int    `json:"frames"`
 }
 
-// readyz is a replica's /readyz.
-type readyz struct {
+// readyState is a replica's /readyz.
+type readyState struct {
 	Status        string `json:"status"`
 	ActiveStreams int    `json:"active_streams"`
 }
 
-func getReadyz(ctx context.Context, client *http.Client, addr string) (readyz, int, error) {
-	a := do(ctx, client, http.MethodGet, "http://"+addr+"/readyz", nil)
-	var r readyz
+func fetchReadyz(ctx context.Context, client *http.Client, addr string) (readyState, int, error) {
+	a := exchange(ctx, client, http.MethodGet, "http://"+addr+"/readyz", nil)
+	var r readyState
 	if a.err != nil {
 		return r, 0, a.err
 	}

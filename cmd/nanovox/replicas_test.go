@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,7 +44,7 @@ func TestReplicas(t *testing.T) {
 	// --drain-grace is what a rolling restart relies on: the replica keeps
 	// its port open and answers 503 (also on /readyz) so the proxy moves
 	// new requests away before the port closes.
-	c := startCluster(t, "--drain-grace", "1s", "--shutdown-timeout", "30s", "--max-streams", "4", "--queue", "16")
+	c := startReplicaCluster(t, "--drain-grace", "1s", "--shutdown-timeout", "30s", "--max-streams", "4", "--queue", "16")
 	rep := &replicaReport{Store: c.store.desc, Proxy: "nginx " + c.proxy.version}
 	t.Run("SaveOnOneSpeakOnOther", func(t *testing.T) { testSaveSpeak(t, c, rep) })
 	t.Run("Races", func(t *testing.T) { testRaces(t, c, rep) })
@@ -92,41 +93,48 @@ type rollingReport struct {
 	Drained []string `json:"in_flight_streams_finished"`
 }
 
-// guard bounds a single request of the test: a hang fails it instead of
+// hangGuard bounds a single request of the test: a hang fails it instead of
 // stalling the run. It is not a timing assertion.
-const guard = 30 * time.Second
+const hangGuard = 30 * time.Second
 
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// waitFor polls cond until it holds, up to guard.
-func waitFor(what string, cond func() (bool, error)) (time.Duration, error) {
+// pollUntil polls cond until it holds, up to hangGuard.
+func pollUntil(what string, cond func() (bool, error)) (time.Duration, error) {
 	start := time.Now()
 	for {
 		ok, err := cond()
 		if ok {
 			return time.Since(start), nil
 		}
-		if time.Since(start) > guard {
-			return 0, fmt.Errorf("%s: not within %v (last error: %v)", what, guard, err)
+		if time.Since(start) > hangGuard {
+			return 0, fmt.Errorf("%s: not within %v (last error: %v)", what, hangGuard, err)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
-// checkWAV reports what is wrong with a buffered WAV answer, "" if nothing.
-func checkWAV(b []byte) string {
-	if len(b) < 46 || string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
-		return fmt.Sprintf("not a WAV file with samples (%d bytes)", len(b))
-	}
-	if n := int(uint32(b[4]) | uint32(b[5])<<8 | uint32(b[6])<<16 | uint32(b[7])<<24); n != len(b)-8 {
-		return fmt.Sprintf("RIFF size %d, file has %d bytes after the header", n, len(b)-8)
+// wavProblem reports what is wrong with a buffered WAV answer, "" if
+// nothing: the plain 16-bit PCM layout parseWAV checks, with samples in it
+// (it does not stop the test, so goroutines may call it).
+func wavProblem(b []byte) string {
+	le := binary.LittleEndian
+	switch {
+	case len(b) < 44 || string(b[0:4]) != "RIFF" || string(b[8:16]) != "WAVEfmt " || string(b[36:40]) != "data":
+		return fmt.Sprintf("not a plain RIFF WAV header: % x", b[:min(len(b), 44)])
+	case le.Uint32(b[4:]) != uint32(len(b)-8) || le.Uint32(b[40:]) != uint32(len(b)-44):
+		return fmt.Sprintf("RIFF sizes %d/%d do not match the file (%d bytes)", le.Uint32(b[4:]), le.Uint32(b[40:]), len(b))
+	case le.Uint16(b[20:]) != 1 || le.Uint16(b[34:]) != 16:
+		return fmt.Sprintf("format %d, %d bits; want PCM 16", le.Uint16(b[20:]), le.Uint16(b[34:]))
+	case len(b) == 44:
+		return "no samples"
 	}
 	return ""
 }
 
-func testSaveSpeak(t *testing.T, c *cluster, rep *replicaReport) {
+func testSaveSpeak(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	ctx := context.Background()
-	save := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("shared1", false))
+	save := exchange(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("shared1", false))
 	saved := time.Now()
 	if save.err != nil || save.status != http.StatusCreated {
 		t.Fatalf("save through the proxy: %d %v %s", save.status, save.err, save.body)
@@ -142,28 +150,28 @@ func testSaveSpeak(t *testing.T, c *cluster, rep *replicaReport) {
 	// The other replica learns of the voice from the store; how soon is
 	// the store's business (the directory store re-reads a changed
 	// directory at most once a second), so measure it.
-	_, err := waitFor("the other replica lists the voice", func() (bool, error) {
-		a := do(ctx, c.client, http.MethodGet, "http://"+other.addr+"/v1/audio/voices/shared1", nil)
+	_, err := pollUntil("the other replica lists the voice", func() (bool, error) {
+		a := exchange(ctx, c.client, http.MethodGet, "http://"+other.addr+"/v1/audio/voices/shared1", nil)
 		return a.status == http.StatusOK, a.err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep.VisibleAfterMS = ms(time.Since(saved))
+	rep.VisibleAfterMS = millis(time.Since(saved))
 	t.Logf("saved on %s; %s lists it %.0f ms after the save answered", saver.name, other.name, rep.VisibleAfterMS)
 
-	direct := do(ctx, c.client, http.MethodPost, "http://"+other.addr+"/v1/audio/speech", speechJSON("shared1", "Spoken by the other replica.", "wav", false, nil))
-	if direct.err != nil || direct.status != http.StatusOK || checkWAV(direct.body) != "" {
-		t.Fatalf("speak on %s, which did not save the voice: %d %v %s %s", other.name, direct.status, direct.err, checkWAV(direct.body), direct.body[:min(len(direct.body), 300)])
+	direct := exchange(ctx, c.client, http.MethodPost, "http://"+other.addr+"/v1/audio/speech", speechJSON("shared1", "Spoken by the other replica.", "wav", false, nil))
+	if direct.err != nil || direct.status != http.StatusOK || wavProblem(direct.body) != "" {
+		t.Fatalf("speak on %s, which did not save the voice: %d %v %s %s", other.name, direct.status, direct.err, wavProblem(direct.body), direct.body[:min(len(direct.body), 300)])
 	}
 	const n = 8
 	served := map[string]int{}
 	for i := range n {
-		a := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", speechJSON("shared1", fmt.Sprintf("Request number %d, through the proxy.", i), "wav", false, nil))
+		a := exchange(ctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", speechJSON("shared1", fmt.Sprintf("Request number %d, through the proxy.", i), "wav", false, nil))
 		if a.err != nil || a.status != http.StatusOK {
 			t.Fatalf("speak %d through the proxy: %d %v %s", i, a.status, a.err, a.body[:min(len(a.body), 300)])
 		}
-		if msg := checkWAV(a.body); msg != "" {
+		if msg := wavProblem(a.body); msg != "" {
 			t.Fatalf("speak %d through the proxy (%s): %s", i, a.upstream, msg)
 		}
 		if r := c.byAddr(a.upstream); r != nil {
@@ -186,10 +194,10 @@ const (
 	opSpeak
 )
 
-// allowed lists the documented answers to each racing request: a create
+// raceAllowed lists the documented answers to each racing request: a create
 // of an existing voice is a 409, a deletion or use of a missing voice a
 // 404; nothing else, and never a 5xx.
-var allowed = map[raceOp][]int{
+var raceAllowed = map[raceOp][]int{
 	opReplace: {http.StatusCreated},
 	opCreate:  {http.StatusCreated, http.StatusConflict},
 	opDelete:  {http.StatusOK, http.StatusNotFound},
@@ -200,7 +208,7 @@ func (o raceOp) String() string {
 	return [...]string{"replace", "create", "delete", "speak"}[o]
 }
 
-func testRaces(t *testing.T, c *cluster, rep *replicaReport) {
+func testRaces(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	ctx := context.Background()
 	names := []string{"race0", "race1"}
 	const workers, ops = 6, 12
@@ -225,20 +233,20 @@ func testRaces(t *testing.T, c *cluster, rep *replicaReport) {
 				default:
 					op = opSpeak
 				}
-				var a answer
+				var a reply
 				switch op {
 				case opReplace, opCreate:
-					a = do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON(name, op == opReplace))
+					a = exchange(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON(name, op == opReplace))
 				case opDelete:
-					a = do(ctx, c.client, http.MethodDelete, c.base+"/v1/audio/voices/"+name, nil)
+					a = exchange(ctx, c.client, http.MethodDelete, c.base+"/v1/audio/voices/"+name, nil)
 				case opSpeak:
-					a = do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", speechJSON(name, "A racing request.", "pcm", false, nil))
+					a = exchange(ctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", speechJSON(name, "A racing request.", "pcm", false, nil))
 				}
 				mu.Lock()
 				answers[fmt.Sprintf("%s %d", op, a.status)]++
 				mu.Unlock()
-				if a.err != nil || !slices.Contains(allowed[op], a.status) {
-					t.Errorf("%s %s via %s: %d %v %s; want one of %v", op, name, a.upstream, a.status, a.err, a.body[:min(len(a.body), 300)], allowed[op])
+				if a.err != nil || !slices.Contains(raceAllowed[op], a.status) {
+					t.Errorf("%s %s via %s: %d %v %s; want one of %v", op, name, a.upstream, a.status, a.err, a.body[:min(len(a.body), 300)], raceAllowed[op])
 				}
 			}
 		}()
@@ -249,7 +257,7 @@ func testRaces(t *testing.T, c *cluster, rep *replicaReport) {
 	// other answers 409, whichever order the store's lock puts them in.
 	for round := range 4 {
 		name := fmt.Sprintf("duel%d", round)
-		var got [2]answer
+		var got [2]reply
 		start := make(chan struct{})
 		var dw sync.WaitGroup
 		for i, r := range c.replicas {
@@ -257,7 +265,7 @@ func testRaces(t *testing.T, c *cluster, rep *replicaReport) {
 			go func() {
 				defer dw.Done()
 				<-start
-				got[i] = do(ctx, c.client, http.MethodPost, "http://"+r.addr+"/v1/audio/voices", c.saveJSON(name, false))
+				got[i] = exchange(ctx, c.client, http.MethodPost, "http://"+r.addr+"/v1/audio/voices", c.saveJSON(name, false))
 			}()
 		}
 		close(start)
@@ -279,7 +287,7 @@ func testRaces(t *testing.T, c *cluster, rep *replicaReport) {
 	// the store's refresh bound, measured.
 	done := time.Now()
 	var la, lb []string
-	_, err := waitFor("both replicas list the same voices", func() (bool, error) {
+	_, err := pollUntil("both replicas list the same voices", func() (bool, error) {
 		var err error
 		if la, err = voiceList(ctx, c.client, "http://"+c.replicas[0].addr); err != nil {
 			return false, err
@@ -292,13 +300,13 @@ func testRaces(t *testing.T, c *cluster, rep *replicaReport) {
 	if err != nil {
 		t.Fatalf("%v: A %v, B %v", err, la, lb)
 	}
-	rep.ConvergedAfterMS = ms(time.Since(done))
+	rep.ConvergedAfterMS = millis(time.Since(done))
 	t.Logf("both replicas list %v (%.0f ms after the last request)", la, rep.ConvergedAfterMS)
 	// And both speak exactly the voices they list.
 	for _, name := range append(names, "duel0") {
 		listed := slices.ContainsFunc(la, func(s string) bool { return strings.HasPrefix(s, name+"@") })
 		for _, r := range c.replicas {
-			a := do(ctx, c.client, http.MethodPost, "http://"+r.addr+"/v1/audio/speech", speechJSON(name, "After the race.", "pcm", false, nil))
+			a := exchange(ctx, c.client, http.MethodPost, "http://"+r.addr+"/v1/audio/speech", speechJSON(name, "After the race.", "pcm", false, nil))
 			want := http.StatusNotFound
 			if listed {
 				want = http.StatusOK
@@ -326,10 +334,10 @@ func smallBufferClient() *http.Client {
 	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, ReadBufferSize: 4 << 10, DisableKeepAlives: true}}
 }
 
-func testKillMidStream(t *testing.T, c *cluster, rep *replicaReport) {
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
+func testKillMidStream(t *testing.T, c *replicaCluster, rep *replicaReport) {
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	if save := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("killme", true)); save.status != http.StatusCreated {
+	if save := exchange(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("killme", true)); save.status != http.StatusCreated {
 		t.Fatalf("save: %d %v %s", save.status, save.err, save.body)
 	}
 	if err := waitListed(ctx, c, "killme"); err != nil {
@@ -349,7 +357,7 @@ func testKillMidStream(t *testing.T, c *cluster, rep *replicaReport) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	if err := victim.wait(guard); err == nil {
+	if err := victim.wait(hangGuard); err == nil {
 		t.Fatalf("replica %s exited cleanly after SIGKILL", victim.name)
 	}
 	// The client reads on: what the buffers held, then an error, not a
@@ -364,13 +372,13 @@ func testKillMidStream(t *testing.T, c *cluster, rep *replicaReport) {
 	case !errors.Is(err, io.ErrUnexpectedEOF):
 		t.Errorf("the stream's error is %v; want an unexpected EOF (a chunked body cut short)", err)
 	}
-	rep.KilledStream = fmt.Sprintf("replica %s killed after %d bytes; the client read %d more, then %q after %.0f ms", victim.name, n, rest, err, ms(took))
+	rep.KilledStream = fmt.Sprintf("replica %s killed after %d bytes; the client read %d more, then %q after %.0f ms", victim.name, n, rest, err, millis(took))
 	t.Log(rep.KilledStream)
 
 	// The proxy keeps serving from the survivor.
 	for i := range 4 {
-		a := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", speechJSON("killme", "After the kill.", "wav", false, nil))
-		if a.err != nil || a.status != http.StatusOK || checkWAV(a.body) != "" || a.upstream != survivor.addr {
+		a := exchange(ctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", speechJSON("killme", "After the kill.", "wav", false, nil))
+		if a.err != nil || a.status != http.StatusOK || wavProblem(a.body) != "" || a.upstream != survivor.addr {
 			t.Errorf("request %d after the kill: %d %v via %v; want 200 with a WAV from %s", i, a.status, a.err, a.tried, survivor.name)
 		}
 	}
@@ -378,7 +386,7 @@ func testKillMidStream(t *testing.T, c *cluster, rep *replicaReport) {
 	if err := victim.start(); err != nil {
 		t.Fatal(err)
 	}
-	if a := do(ctx, c.client, http.MethodPost, "http://"+victim.addr+"/v1/audio/speech", speechJSON("killme", "Back again.", "wav", false, nil)); a.status != http.StatusOK {
+	if a := exchange(ctx, c.client, http.MethodPost, "http://"+victim.addr+"/v1/audio/speech", speechJSON("killme", "Back again.", "wav", false, nil)); a.status != http.StatusOK {
 		t.Errorf("restarted replica %s: %d %v %s", victim.name, a.status, a.err, a.body)
 	}
 	// nginx takes it back once fail_timeout has passed and a request to it
@@ -390,10 +398,10 @@ func testKillMidStream(t *testing.T, c *cluster, rep *replicaReport) {
 }
 
 // waitListed waits until both replicas know the voice.
-func waitListed(ctx context.Context, c *cluster, name string) error {
-	_, err := waitFor("the replicas list "+name, func() (bool, error) {
+func waitListed(ctx context.Context, c *replicaCluster, name string) error {
+	_, err := pollUntil("the replicas list "+name, func() (bool, error) {
 		for _, r := range c.replicas {
-			if a := do(ctx, c.client, http.MethodGet, "http://"+r.addr+"/v1/audio/voices/"+name, nil); a.status != http.StatusOK {
+			if a := exchange(ctx, c.client, http.MethodGet, "http://"+r.addr+"/v1/audio/voices/"+name, nil); a.status != http.StatusOK {
 				return false, a.err
 			}
 		}
@@ -415,7 +423,7 @@ type heldStream struct {
 // speed make megabytes of PCM, far more than the small socket buffers on
 // the way hold, so the replica is still writing it until the client reads
 // on. The caller closes resp.Body.
-func holdStream(ctx context.Context, c *cluster, voice string, want *replica) (*heldStream, error) {
+func holdStream(ctx context.Context, c *replicaCluster, voice string, want *replica) (*heldStream, error) {
 	long := strings.Repeat("This stream is held open while its replica is stopped in the middle of it. ", 50)
 	body := speechJSON(voice, long, "pcm", true, map[string]any{"speed": 0.25})
 	client := smallBufferClient()
@@ -432,7 +440,7 @@ func holdStream(ctx context.Context, c *cluster, voice string, want *replica) (*
 			return nil, fmt.Errorf("long stream: %s %s", resp.Status, b)
 		}
 		h := &heldStream{resp: resp}
-		if tried := upstreams(resp.Header); len(tried) > 0 {
+		if tried := triedUpstreams(resp.Header); len(tried) > 0 {
 			h.replica = c.byAddr(tried[len(tried)-1])
 		}
 		if h.replica == nil {
@@ -450,8 +458,8 @@ func holdStream(ctx context.Context, c *cluster, voice string, want *replica) (*
 		}
 		// The replica must still be generating it (held back by this
 		// client), or stopping it mid-stream tests nothing.
-		if _, err := waitFor("the replica reports the stream active", func() (bool, error) {
-			r, _, err := getReadyz(ctx, c.client, h.replica.addr)
+		if _, err := pollUntil("the replica reports the stream active", func() (bool, error) {
+			r, _, err := fetchReadyz(ctx, c.client, h.replica.addr)
 			return r.ActiveStreams > 0, err
 		}); err != nil {
 			resp.Body.Close()
@@ -464,13 +472,13 @@ func holdStream(ctx context.Context, c *cluster, voice string, want *replica) (*
 
 // loadResult is one request of the rolling restart's load loop.
 type loadResult struct {
-	answer
+	reply
 	at time.Time
 }
 
-func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
+func testRollingRestart(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	ctx := context.Background()
-	if save := do(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("rolling", true)); save.status != http.StatusCreated {
+	if save := exchange(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("rolling", true)); save.status != http.StatusCreated {
 		t.Fatalf("save: %d %v %s", save.status, save.err, save.body)
 	}
 	if err := waitListed(ctx, c, "rolling"); err != nil {
@@ -495,9 +503,9 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 					return
 				default:
 				}
-				rctx, cancel := context.WithTimeout(ctx, guard)
+				rctx, cancel := context.WithTimeout(ctx, hangGuard)
 				at := time.Now()
-				a := do(rctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", body)
+				a := exchange(rctx, c.client, http.MethodPost, c.base+"/v1/audio/speech", body)
 				cancel()
 				mu.Lock()
 				results = append(results, loadResult{a, at})
@@ -529,7 +537,7 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 	restart := func(r *replica) error {
 		// A long stream in flight on r when it is told to stop: draining
 		// must let it finish.
-		hctx, cancel := context.WithTimeout(ctx, guard)
+		hctx, cancel := context.WithTimeout(ctx, hangGuard)
 		defer cancel()
 		h, err := holdStream(hctx, c, "rolling", r)
 		if err != nil {
@@ -541,8 +549,8 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 		}
 		// While it drains, /readyz says so (for --drain-grace, and on until
 		// the held stream is done).
-		if _, err := waitFor("/readyz 503 while draining", func() (bool, error) {
-			_, code, err := getReadyz(ctx, c.client, r.addr)
+		if _, err := pollUntil("/readyz 503 while draining", func() (bool, error) {
+			_, code, err := fetchReadyz(ctx, c.client, r.addr)
 			return code == http.StatusServiceUnavailable, err
 		}); err != nil {
 			return fmt.Errorf("replica %s: %w", r.name, err)
@@ -552,7 +560,7 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 			return fmt.Errorf("the stream in flight on %s when it was told to stop: %v after %d bytes; want it finished", r.name, err, int64(h.read)+rest)
 		}
 		drained = append(drained, fmt.Sprintf("%s: %d bytes", r.name, int64(h.read)+rest))
-		if err := r.wait(startGuard); err != nil {
+		if err := r.wait(processGuard); err != nil {
 			return fmt.Errorf("replica %s after SIGTERM: %v (want exit status 0)", r.name, err)
 		}
 		back := time.Now()
@@ -560,13 +568,13 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 			return err
 		}
 		// Rolled: the proxy sends it requests again and they succeed.
-		_, err = waitFor("the proxy routes to the restarted replica", func() (bool, error) {
+		_, err = pollUntil("the proxy routes to the restarted replica", func() (bool, error) {
 			return servedSince(r.addr, back) >= 2, nil
 		})
 		return err
 	}
 	var rerr error
-	if _, err := waitFor("load running", func() (bool, error) {
+	if _, err := pollUntil("load running", func() (bool, error) {
 		return servedSince(c.replicas[0].addr, began)+servedSince(c.replicas[1].addr, began) >= 4, nil
 	}); err != nil {
 		rerr = err
@@ -606,8 +614,8 @@ func testRollingRestart(t *testing.T, c *cluster, rep *replicaReport) {
 	slices.Sort(ttfa)
 	if len(ttfa) > 0 {
 		// Nearest rank: the smallest value that p of the requests do not exceed.
-		pct := func(p float64) float64 { return ms(ttfa[max(0, int(math.Ceil(p*float64(len(ttfa))))-1)]) }
-		rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS = pct(0.50), pct(0.95), ms(ttfa[len(ttfa)-1])
+		pct := func(p float64) float64 { return millis(ttfa[max(0, int(math.Ceil(p*float64(len(ttfa))))-1)]) }
+		rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS = pct(0.50), pct(0.95), millis(ttfa[len(ttfa)-1])
 	}
 	rep.Rolling = rr
 	t.Logf("rolling restart of A then B in %.1fs under %d streaming workers: %d requests, %d failed, %d rerouted by nginx, served %v; TTFA p50 %.0f ms, p95 %.0f ms, max %.0f ms; in-flight streams finished while draining: %v",
