@@ -418,16 +418,16 @@ type heldStream struct {
 }
 
 // holdStream opens a long streamed speech request through the proxy (on
-// replica want, if not nil: round-robin gets there within a few tries),
-// reads its first bytes and stops. Many sentences at a quarter of the
-// speed make megabytes of PCM, far more than the small socket buffers on
-// the way hold, so the replica is still writing it until the client reads
-// on. The caller closes resp.Body.
+// replica want, if not nil: round-robin gets there within a few tries,
+// whatever other requests run meanwhile), reads its first bytes and stops.
+// Many sentences at a quarter of the speed make megabytes of PCM, far more
+// than the small socket buffers on the way hold, so the replica is still
+// writing it until the client reads on. The caller closes resp.Body.
 func holdStream(ctx context.Context, c *replicaCluster, voice string, want *replica) (*heldStream, error) {
 	long := strings.Repeat("This stream is held open while its replica is stopped in the middle of it. ", 50)
 	body := speechJSON(voice, long, "pcm", true, map[string]any{"speed": 0.25})
 	client := smallBufferClient()
-	for try := 0; try < 6; try++ {
+	for try := 0; try < 20; try++ {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, c.base+"/v1/audio/speech", strings.NewReader(string(body)))
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := client.Do(req)
@@ -467,7 +467,7 @@ func holdStream(ctx context.Context, c *replicaCluster, voice string, want *repl
 		}
 		return h, nil
 	}
-	return nil, fmt.Errorf("no long stream landed on replica %s in 6 tries", want.name)
+	return nil, fmt.Errorf("no long stream landed on replica %s in 20 tries", want.name)
 }
 
 // loadResult is one request of the rolling restart's load loop.
