@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -418,7 +419,9 @@ type replicaCluster struct {
 	proxy    *nginxProxy
 	base     string // the proxy's URL
 	client   *http.Client
-	refB64   string // the reference clip voices are saved from, base64
+	// refB64 is the reference clip voices are saved from, base64;
+	// shortB64 its first 0.75 s, a second voice to replace the first with.
+	refB64, shortB64 string
 }
 
 // startReplicaCluster starts replicas A and B and the proxy; everything is
@@ -430,7 +433,11 @@ func startReplicaCluster(t *testing.T, extra ...string) *replicaCluster {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &replicaCluster{store: replicaVoiceStore(t), refB64: base64.StdEncoding.EncodeToString(ref)}
+	short, err := cutWAV(ref, 0.75)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &replicaCluster{store: replicaVoiceStore(t), refB64: base64.StdEncoding.EncodeToString(ref), shortB64: base64.StdEncoding.EncodeToString(short)}
 	tr := &http.Transport{MaxIdleConnsPerHost: 16}
 	c.client = &http.Client{Transport: tr}
 	t.Cleanup(tr.CloseIdleConnections)
@@ -576,10 +583,29 @@ func speechJSON(voice, input, format string, stream bool, extra map[string]any) 
 	return b
 }
 
-// saveJSON is a voice upload body.
+// saveJSON is a voice upload body with the reference clip.
 func (c *replicaCluster) saveJSON(name string, replace bool) []byte {
-	b, _ := json.Marshal(map[string]any{"name": name, "ref_audio": c.refB64, "replace": replace})
+	return saveClipJSON(name, c.refB64, replace)
+}
+
+// saveClipJSON is a voice upload body.
+func saveClipJSON(name, clipB64 string, replace bool) []byte {
+	b, _ := json.Marshal(map[string]any{"name": name, "ref_audio": clipB64, "replace": replace})
 	return b
+}
+
+// cutWAV returns the first seconds of a plain 44-byte-header PCM WAV file.
+func cutWAV(b []byte, seconds float64) ([]byte, error) {
+	le := binary.LittleEndian
+	if len(b) < 44 || string(b[0:4]) != "RIFF" || string(b[8:16]) != "WAVEfmt " || string(b[36:40]) != "data" {
+		return nil, errors.New("cutWAV: not a plain RIFF WAV file")
+	}
+	rate, align := int(le.Uint32(b[24:])), int(le.Uint16(b[32:]))
+	n := min(len(b)-44, int(seconds*float64(rate))*align)
+	out := append([]byte(nil), b[:44+n]...)
+	le.PutUint32(out[4:], uint32(len(out)-8))
+	le.PutUint32(out[40:], uint32(n))
+	return out, nil
 }
 
 // voiceList is a replica's GET /v1/audio/voices, reduced to what must be

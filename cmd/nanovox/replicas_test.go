@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -48,6 +49,7 @@ func TestReplicas(t *testing.T) {
 	rep := &replicaReport{Store: c.store.desc, Proxy: "nginx " + c.proxy.version}
 	t.Run("SaveOnOneSpeakOnOther", func(t *testing.T) { testSaveSpeak(t, c, rep) })
 	t.Run("Races", func(t *testing.T) { testRaces(t, c, rep) })
+	t.Run("ReplaceAndDeleteSeenByOther", func(t *testing.T) { testStaleness(t, c, rep) })
 	t.Run("KillMidStream", func(t *testing.T) { testKillMidStream(t, c, rep) })
 	t.Run("RollingRestart", func(t *testing.T) { testRollingRestart(t, c, rep) })
 	b, _ := json.MarshalIndent(rep, "", "  ")
@@ -70,9 +72,14 @@ type replicaReport struct {
 	RaceAnswers    map[string]int `json:"race_answers"`
 	// ConvergedAfterMS is how long after the last racing request both
 	// replicas listed the same voices.
-	ConvergedAfterMS float64        `json:"race_lists_equal_after_ms"`
-	KilledStream     string         `json:"killed_stream"`
-	Rolling          *rollingReport `json:"rolling_restart,omitempty"`
+	ConvergedAfterMS float64 `json:"race_lists_equal_after_ms"`
+	// ReplacedAfterMS and DeletedAfterMS are how long after a replacement
+	// or deletion on one replica the other still spoke the old voice: the
+	// staleness bound across replicas, prompt-prefix cache included.
+	ReplacedAfterMS float64        `json:"replaced_voice_spoken_by_other_after_ms"`
+	DeletedAfterMS  float64        `json:"deleted_voice_404_on_other_after_ms"`
+	KilledStream    string         `json:"killed_stream"`
+	Rolling         *rollingReport `json:"rolling_restart,omitempty"`
 }
 
 // rollingReport is the load loop's account of a rolling restart.
@@ -332,6 +339,79 @@ func smallBufferClient() *http.Client {
 		return serr
 	}}
 	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, ReadBufferSize: 4 << 10, DisableKeepAlives: true}}
+}
+
+// testStaleness replaces a voice on one replica with a different clip,
+// then deletes it, and measures how long the other replica goes on
+// speaking the old version. The answers tell the versions apart: the same
+// request with the same seed gives the same audio on both replicas (the
+// test checks that first), and a different reference gives different audio.
+func testStaleness(t *testing.T, c *replicaCluster, rep *replicaReport) {
+	ctx := context.Background()
+	a, b := c.replicas[0], c.replicas[1]
+	speak := func(r *replica) reply {
+		return exchange(ctx, c.client, http.MethodPost, "http://"+r.addr+"/v1/audio/speech", speechJSON("swap", "Which version of the voice is this?", "pcm", false, nil))
+	}
+	if s := exchange(ctx, c.client, http.MethodPost, "http://"+a.addr+"/v1/audio/voices", saveClipJSON("swap", c.refB64, true)); s.status != http.StatusCreated {
+		t.Fatalf("save on A: %d %v %s", s.status, s.err, s.body)
+	}
+	if err := waitListed(ctx, c, "swap"); err != nil {
+		t.Fatal(err)
+	}
+	oldA, oldB := speak(a), speak(b)
+	if oldA.status != http.StatusOK || oldB.status != http.StatusOK || len(oldA.body) == 0 {
+		t.Fatalf("speak the first version: A %d %v, B %d %v", oldA.status, oldA.err, oldB.status, oldB.err)
+	}
+	if !bytes.Equal(oldA.body, oldB.body) {
+		t.Fatalf("the same request with the same seed and voice gave different audio on A (%d bytes) and B (%d bytes); the versions cannot be told apart", len(oldA.body), len(oldB.body))
+	}
+	if s := exchange(ctx, c.client, http.MethodPost, "http://"+a.addr+"/v1/audio/voices", saveClipJSON("swap", c.shortB64, true)); s.status != http.StatusCreated {
+		t.Fatalf("replace on A: %d %v %s", s.status, s.err, s.body)
+	}
+	replaced := time.Now()
+	newA := speak(a)
+	if newA.status != http.StatusOK || bytes.Equal(newA.body, oldA.body) {
+		t.Fatalf("A after its own replacement: %d, same audio as before: %v", newA.status, bytes.Equal(newA.body, oldA.body))
+	}
+	var polls, stale int
+	if _, err := pollUntil("B speaks the replaced voice", func() (bool, error) {
+		r := speak(b)
+		polls++
+		switch {
+		case r.err != nil || r.status != http.StatusOK:
+			return false, fmt.Errorf("B: %d %v %s", r.status, r.err, r.body)
+		case bytes.Equal(r.body, newA.body):
+			return true, nil
+		case bytes.Equal(r.body, oldA.body):
+			stale++
+			return false, nil
+		}
+		return false, fmt.Errorf("B's audio (%d bytes) is neither version", len(r.body))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep.ReplacedAfterMS = millis(time.Since(replaced))
+	if s := exchange(ctx, c.client, http.MethodDelete, "http://"+a.addr+"/v1/audio/voices/swap", nil); s.status != http.StatusOK {
+		t.Fatalf("delete on A: %d %v %s", s.status, s.err, s.body)
+	}
+	deleted := time.Now()
+	if r := speak(a); r.status != http.StatusNotFound {
+		t.Fatalf("A after its own deletion: %d; want 404", r.status)
+	}
+	if _, err := pollUntil("B answers 404 for the deleted voice", func() (bool, error) {
+		r := speak(b)
+		switch {
+		case r.status == http.StatusNotFound:
+			return true, nil
+		case r.status == http.StatusOK && bytes.Equal(r.body, newA.body):
+			return false, nil
+		}
+		return false, fmt.Errorf("B: %d %v (%d bytes)", r.status, r.err, len(r.body))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep.DeletedAfterMS = millis(time.Since(deleted))
+	t.Logf("after a replacement on A, B spoke the old version %d of %d times, for %.0f ms; after the deletion, B spoke it for %.0f ms more", stale, polls, rep.ReplacedAfterMS, rep.DeletedAfterMS)
 }
 
 func testKillMidStream(t *testing.T, c *replicaCluster, rep *replicaReport) {
