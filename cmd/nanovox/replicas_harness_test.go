@@ -120,6 +120,7 @@ type serveLog struct {
 	seen    bool
 }
 
+// Write implements io.Writer for exec.Cmd.Stderr.
 func (l *serveLog) Write(p []byte) (int, error) {
 	if !l.seen {
 		l.partial = append(l.partial, p...)
@@ -175,6 +176,7 @@ func (r *replica) start() error {
 	}
 }
 
+// exitErr is the process's exit status once it has exited.
 func (r *replica) exitErr() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -399,7 +401,7 @@ func (p *nginxProxy) stop() {
 	}
 }
 
-// tail returns the last n lines of a log file, for failure messages.
+// logTail returns the last n lines of a log file, for failure messages.
 func logTail(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -508,7 +510,7 @@ func (c *replicaCluster) waitRouted() error {
 	return err
 }
 
-// answer is one HTTP exchange as the test sees it.
+// reply is one HTTP exchange as the test sees it.
 type reply struct {
 	status int
 	body   []byte
@@ -520,7 +522,7 @@ type reply struct {
 	err      error
 }
 
-// upstreams reads nginx's X-Upstream header ("addr1, addr2" after a retry).
+// triedUpstreams reads nginx's X-Upstream header ("addr1, addr2" after a retry).
 func triedUpstreams(h http.Header) []string {
 	var out []string
 	for _, a := range strings.Split(h.Get("X-Upstream"), ",") {
@@ -531,7 +533,7 @@ func triedUpstreams(h http.Header) []string {
 	return out
 }
 
-// do sends one request and reads the whole answer, noting when the first
+// exchange sends one request and reads the whole answer, noting when the first
 // body byte came.
 func exchange(ctx context.Context, client *http.Client, method, url string, body []byte) reply {
 	var rd io.Reader
@@ -641,6 +643,7 @@ type readyState struct {
 	ActiveStreams int    `json:"active_streams"`
 }
 
+// fetchReadyz asks one replica, not the proxy, whether it is ready.
 func fetchReadyz(ctx context.Context, client *http.Client, addr string) (readyState, int, error) {
 	a := exchange(ctx, client, http.MethodGet, "http://"+addr+"/readyz", nil)
 	var r readyState

@@ -104,6 +104,7 @@ type rollingReport struct {
 // stalling the run. It is not a timing assertion.
 const hangGuard = 30 * time.Second
 
+// millis is d in milliseconds, for the report.
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // pollUntil polls cond until it holds, up to hangGuard.
@@ -139,6 +140,8 @@ func wavProblem(b []byte) string {
 	return ""
 }
 
+// testSaveSpeak saves a voice through the proxy and speaks it on both
+// replicas: directly on the one that did not save it, and round-robin.
 func testSaveSpeak(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	ctx := context.Background()
 	save := exchange(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("shared1", false))
@@ -215,6 +218,9 @@ func (o raceOp) String() string {
 	return [...]string{"replace", "create", "delete", "speak"}[o]
 }
 
+// testRaces races saves, replacements, deletions and speech on two names
+// through the proxy, then creations of one new name on both replicas at
+// once, and checks the answers and that both replicas end up alike.
 func testRaces(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	ctx := context.Background()
 	names := []string{"race0", "race1"}
@@ -414,6 +420,9 @@ func testStaleness(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	t.Logf("after a replacement on A, B spoke the old version %d of %d times, for %.0f ms; after the deletion, B spoke it for %.0f ms more", stale, polls, rep.ReplacedAfterMS, rep.DeletedAfterMS)
 }
 
+// testKillMidStream kills (SIGKILL) the replica generating a long stream:
+// the client sees the stream cut, the proxy goes on with the other replica,
+// and the killed one restarts on the same store.
 func testKillMidStream(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -556,6 +565,9 @@ type loadResult struct {
 	at time.Time
 }
 
+// testRollingRestart restarts A, then B, with SIGTERM under a streaming
+// load loop through the proxy: no request may fail, and a stream in flight
+// on each replica when it is told to stop must finish.
 func testRollingRestart(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	ctx := context.Background()
 	if save := exchange(ctx, c.client, http.MethodPost, c.base+"/v1/audio/voices", c.saveJSON("rolling", true)); save.status != http.StatusCreated {
