@@ -76,12 +76,21 @@ func replicaVoiceStore(t *testing.T) sharedVoiceStore {
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	url := "s3://" + replicaS3Bucket + "/replicas-" + hex.EncodeToString(rnd[:])
-	env := []string{"AWS_ENDPOINT_URL=" + endpoint}
+	cfg := t.TempDir()
+	env := []string{
+		"AWS_ENDPOINT_URL=" + endpoint, "AWS_ENDPOINT_URL_S3=" + endpoint,
+		// Only the test server: no cloud metadata probe, no profile of the
+		// runner's.
+		"AWS_EC2_METADATA_DISABLED=true",
+		"AWS_CONFIG_FILE=" + filepath.Join(cfg, "no-config"),
+		"AWS_SHARED_CREDENTIALS_FILE=" + filepath.Join(cfg, "no-credentials"),
+	}
 	// Defaults for a local test server; credentials the runner set win.
-	for _, kv := range [][2]string{{"AWS_REGION", "us-east-1"}, {"AWS_ACCESS_KEY_ID", "nanovox-test"}, {"AWS_SECRET_ACCESS_KEY", "nanovox-test"}} {
-		if os.Getenv(kv[0]) == "" {
-			env = append(env, kv[0]+"="+kv[1])
+	for _, kv := range [][2]string{{"AWS_REGION", "us-east-1"}, {"AWS_ACCESS_KEY_ID", "nanovox-test"}, {"AWS_SECRET_ACCESS_KEY", "nanovox-test-secret-key"}} {
+		if v := os.Getenv(kv[0]); v != "" {
+			kv[1] = v
 		}
+		env = append(env, kv[0]+"="+kv[1])
 	}
 	return sharedVoiceStore{desc: "S3 " + url + " at " + endpoint, args: []string{"--voices", url}, env: env}
 }
