@@ -329,7 +329,7 @@ func findNginx() (string, error) {
 			return p, nil
 		}
 	}
-	return "", errors.New("nginx not found (apt-get install nginx-light)")
+	return "", errors.New("nginx not found (Debian: apt-get install nginx)")
 }
 
 // startNginx runs nginx in the foreground with a configuration in dir,

@@ -32,7 +32,7 @@ import (
 // mid-stream gives its client a clean error while the other keeps serving;
 // a rolling restart through /readyz draining loses no request.
 //
-// It needs nginx (Debian: nginx-light) and runs only with
+// It needs nginx (the Debian package nginx) and runs only with
 // NANOVOX_REPLICA_TESTS=1; NANOVOX_REPLICA_REPORT=FILE writes the rolling
 // restart's numbers there as JSON.
 func TestReplicas(t *testing.T) {
