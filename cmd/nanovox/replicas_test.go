@@ -82,11 +82,14 @@ type replicaReport struct {
 	Rolling         *rollingReport `json:"rolling_restart,omitempty"`
 }
 
-// rollingReport is the load loop's account of a rolling restart.
+// rollingReport is the load loop's account of a rolling restart: the
+// requests sent from the first SIGTERM until the second replica served
+// again, and those of a baseline just before with both replicas up.
 type rollingReport struct {
 	Workers  int `json:"workers"`
 	Requests int `json:"requests"`
-	Failed   int `json:"failed"`
+	// Failed counts failures of the restart and of the baseline.
+	Failed int `json:"failed"`
 	// Rerouted counts requests nginx passed to the second replica after
 	// the first answered 503 or refused the connection.
 	Rerouted  int            `json:"rerouted"`
@@ -95,6 +98,10 @@ type rollingReport struct {
 	TTFAp95MS float64        `json:"ttfa_p95_ms"`
 	TTFAMaxMS float64        `json:"ttfa_max_ms"`
 	Seconds   float64        `json:"seconds"`
+	// The same load before the restart, both replicas up.
+	BaselineRequests  int     `json:"baseline_requests"`
+	BaselineTTFAp50MS float64 `json:"baseline_ttfa_p50_ms"`
+	BaselineTTFAp95MS float64 `json:"baseline_ttfa_p95_ms"`
 	// Drained lists the long streams in flight on each replica when it got
 	// SIGTERM, which it finished before exiting.
 	Drained []string `json:"in_flight_streams_finished"`
@@ -665,12 +672,16 @@ func testRollingRestart(t *testing.T, c *replicaCluster, rep *replicaReport) {
 		})
 		return err
 	}
+	// A baseline first: the same load with both replicas up, for
+	// comparison (its length is a choice of sample size, not a timeout).
 	var rerr error
 	if _, err := pollUntil("load running", func() (bool, error) {
 		return servedSince(c.replicas[0].addr, began)+servedSince(c.replicas[1].addr, began) >= 4, nil
 	}); err != nil {
 		rerr = err
 	}
+	time.Sleep(1500 * time.Millisecond)
+	rolling := time.Now()
 	for _, r := range c.replicas {
 		if rerr != nil {
 			break
@@ -679,20 +690,29 @@ func testRollingRestart(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	}
 	close(stop)
 	wg.Wait()
-	elapsed := time.Since(began)
+	elapsed := time.Since(rolling)
 	if rerr != nil {
 		t.Error(rerr)
 	}
 
-	rr := &rollingReport{Workers: workers, Requests: len(results), ByReplica: map[string]int{}, Seconds: elapsed.Seconds(), Drained: drained}
-	var ttfa []time.Duration
+	rr := &rollingReport{Workers: workers, ByReplica: map[string]int{}, Seconds: elapsed.Seconds(), Drained: drained}
+	var ttfa, base []time.Duration
 	for i, r := range results {
-		failed := r.err != nil || r.status != http.StatusOK || len(r.body) == 0 || len(r.body)%2 != 0
-		if failed {
+		during := !r.at.Before(rolling)
+		if during {
+			rr.Requests++
+		} else {
+			rr.BaselineRequests++
+		}
+		if r.err != nil || r.status != http.StatusOK || len(r.body) == 0 || len(r.body)%2 != 0 {
 			rr.Failed++
 			if rr.Failed <= 5 {
-				t.Errorf("request %d (sent %.3fs into the restart) via %v: %d %v, %d bytes: %s", i, r.at.Sub(began).Seconds(), r.tried, r.status, r.err, len(r.body), r.body[:min(len(r.body), 200)])
+				t.Errorf("request %d (sent %+.3fs from the first SIGTERM) via %v: %d %v, %d bytes: %s", i, r.at.Sub(rolling).Seconds(), r.tried, r.status, r.err, len(r.body), r.body[:min(len(r.body), 200)])
 			}
+			continue
+		}
+		if !during {
+			base = append(base, r.ttfa)
 			continue
 		}
 		if len(r.tried) > 1 {
@@ -703,16 +723,20 @@ func testRollingRestart(t *testing.T, c *replicaCluster, rep *replicaReport) {
 		}
 		ttfa = append(ttfa, r.ttfa)
 	}
-	slices.Sort(ttfa)
-	if len(ttfa) > 0 {
-		// Nearest rank: the smallest value that p of the requests do not exceed.
-		pct := func(p float64) float64 { return millis(ttfa[max(0, int(math.Ceil(p*float64(len(ttfa))))-1)]) }
-		rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS = pct(0.50), pct(0.95), millis(ttfa[len(ttfa)-1])
+	// Nearest rank: the smallest value that p of the requests do not exceed.
+	pct := func(d []time.Duration, p float64) float64 {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return millis(d[max(0, int(math.Ceil(p*float64(len(d))))-1)])
 	}
+	rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS = pct(ttfa, 0.50), pct(ttfa, 0.95), pct(ttfa, 1)
+	rr.BaselineTTFAp50MS, rr.BaselineTTFAp95MS = pct(base, 0.50), pct(base, 0.95)
 	rep.Rolling = rr
-	t.Logf("rolling restart of A then B in %.1fs under %d streaming workers: %d requests, %d failed, %d rerouted by nginx, served %v; TTFA p50 %.0f ms, p95 %.0f ms, max %.0f ms; in-flight streams finished while draining: %v",
-		rr.Seconds, workers, rr.Requests, rr.Failed, rr.Rerouted, rr.ByReplica, rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS, drained)
+	t.Logf("rolling restart of A then B in %.1fs under %d streaming workers: %d requests, %d failed (baseline included), %d rerouted by nginx, served %v; TTFA p50 %.0f ms, p95 %.0f ms, max %.0f ms (baseline before it, %d requests: p50 %.0f ms, p95 %.0f ms); in-flight streams finished while draining: %v",
+		rr.Seconds, workers, rr.Requests, rr.Failed, rr.Rerouted, rr.ByReplica, rr.TTFAp50MS, rr.TTFAp95MS, rr.TTFAMaxMS, rr.BaselineRequests, rr.BaselineTTFAp50MS, rr.BaselineTTFAp95MS, drained)
 	if rr.Failed > 0 {
-		t.Errorf("%d of %d requests failed during the rolling restart; want none", rr.Failed, rr.Requests)
+		t.Errorf("%d of %d requests failed; want none", rr.Failed, rr.Requests+rr.BaselineRequests)
 	}
 }
