@@ -428,8 +428,9 @@ func testStaleness(t *testing.T, c *replicaCluster, rep *replicaReport) {
 }
 
 // testKillMidStream kills (SIGKILL) the replica generating a long stream:
-// the client sees the stream cut, the proxy goes on with the other replica,
-// and the killed one restarts on the same store.
+// the client sees the stream cut, a stream on the other replica at the
+// same time completes, the proxy goes on with the other replica, and the
+// killed one restarts on the same store.
 func testKillMidStream(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -449,6 +450,12 @@ func testKillMidStream(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	if survivor == victim {
 		survivor = c.replicas[1]
 	}
+	// A stream on the survivor spans the kill; it must not notice.
+	other, err := holdStream(ctx, c, "killme", survivor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.resp.Body.Close()
 	if err := victim.signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -470,6 +477,9 @@ func testKillMidStream(t *testing.T, c *replicaCluster, rep *replicaReport) {
 	}
 	rep.KilledStream = fmt.Sprintf("replica %s killed after %d bytes; the client read %d more, then %q after %.0f ms", victim.name, n, rest, err, millis(took))
 	t.Log(rep.KilledStream)
+	if more, err := io.Copy(io.Discard, other.resp.Body); err != nil {
+		t.Errorf("the stream on the survivor %s during the kill: %v after %d bytes; want it complete", survivor.name, err, int64(other.read)+more)
+	}
 
 	// The proxy keeps serving from the survivor.
 	for i := range 4 {
