@@ -262,6 +262,11 @@ func (r *replica) stop() {
 //     connection failed before the request was sent (and a DELETE, which
 //     HTTP calls idempotent); a draining replica's 503 reaches the client,
 //     with Retry-After.
+//   - The cost of max_fails=1: while one replica is out for fail_timeout,
+//     a failure of the other leaves nginx no live upstream, and it answers
+//     502 itself. A rolling restart therefore stops the next replica only
+//     once the restarted one has served through the proxy again (the test
+//     waits for that; Kubernetes gates it on readiness).
 //   - proxy_buffering off: audio is passed on as the replica sends it;
 //     proxy_request_buffering stays on, so nginx still holds the body it
 //     must resend to the other replica.
