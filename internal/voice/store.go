@@ -153,10 +153,19 @@ func Open(dataDir string, o Options) (*Store, []Warning, error) {
 	if dataDir == "" {
 		return nil, nil, errors.New("open voice store: no data directory given")
 	}
+	return OpenDir(filepath.Join(dataDir, "voices"), o)
+}
+
+// OpenDir is Open for a store whose voice files are directly in dir
+// (Open(D) is OpenDir(D/voices)).
+func OpenDir(dir string, o Options) (*Store, []Warning, error) {
+	if dir == "" {
+		return nil, nil, errors.New("open voice store: no directory given")
+	}
 	if err := o.setDefaults(); err != nil {
 		return nil, nil, fmt.Errorf("open voice store: %w", err)
 	}
-	s := &Store{dir: filepath.Join(dataDir, "voices"), opts: o, voices: map[string]entry{}, write: writeAtomic}
+	s := &Store{dir: dir, opts: o, voices: map[string]entry{}, write: writeAtomic}
 	w, err := s.Reload()
 	if err != nil {
 		return nil, nil, err
