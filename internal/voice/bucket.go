@@ -63,6 +63,10 @@ type BucketStore struct {
 	now    func() time.Time
 
 	wmu sync.Mutex // serializes Save, Delete and reloads in this store
+	// tried is when Refresh last listed, and triedErr what that gave;
+	// guarded by wmu.
+	tried    time.Time
+	triedErr error
 
 	mu       sync.RWMutex // guards the fields below
 	objs     map[string]*object
@@ -257,10 +261,18 @@ func (s *BucketStore) Refresh() error {
 	s.mu.RLock()
 	listed = s.listed
 	s.mu.RUnlock()
-	if s.fresh(listed, s.now()) {
+	now := s.now()
+	if s.fresh(listed, now) {
 		return nil // another caller listed while this one waited
 	}
+	if s.fresh(s.tried, now) {
+		// The last listing failed less than MaxStale ago: while the bucket
+		// is unreachable, do not make every request wait for another try.
+		return s.triedErr
+	}
+	s.tried = now
 	_, news, err := s.reload()
+	s.triedErr = err
 	for _, w := range news {
 		s.warn(w)
 	}

@@ -482,3 +482,28 @@ func TestBucketConcurrentUse(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestBucketDownThrottle: while the bucket cannot be listed, requests do
+// not each wait for another listing; one try per MaxStale.
+func TestBucketDownThrottle(t *testing.T) {
+	b := newMemBucket()
+	clk := &fakeClock{t: time.Unix(1e9, 0)}
+	s := openMem(t, b, clk, Options{MaxStale: time.Second})
+	b.fail = errors.New("connection refused")
+	clk.advance(time.Second)
+	lists := b.lists.Load()
+	for range 5 {
+		s.List()
+		if err := s.Refresh(); !errors.Is(err, b.fail) {
+			t.Fatalf("Refresh: %v", err)
+		}
+	}
+	if n := b.lists.Load() - lists; n != 1 {
+		t.Fatalf("%d listings in one MaxStale with the bucket down; want 1", n)
+	}
+	b.fail = nil
+	clk.advance(time.Second)
+	if err := s.Refresh(); err != nil || b.lists.Load()-lists != 2 {
+		t.Fatalf("after MaxStale: %v, %d listings; want a new try", err, b.lists.Load()-lists)
+	}
+}

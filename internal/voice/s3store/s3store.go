@@ -134,6 +134,20 @@ func New(ctx context.Context, name string) (*Bucket, error) {
 	return b, nil
 }
 
+// Create creates the bucket, for tests and first-time setup; a bucket that
+// exists already and is owned by the caller is no error.
+func (b *Bucket) Create(ctx context.Context) error {
+	_, err := b.c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &b.name})
+	var ae smithy.APIError
+	if errors.As(err, &ae) && ae.ErrorCode() == "BucketAlreadyOwnedByYou" {
+		return nil
+	}
+	if err != nil {
+		return b.err("create bucket", err)
+	}
+	return nil
+}
+
 // String returns s3://BUCKET.
 func (b *Bucket) String() string { return Scheme + b.name }
 

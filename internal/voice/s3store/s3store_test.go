@@ -77,7 +77,7 @@ func newBucket(t *testing.T) *Bucket {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.c.CreateBucket(ctx, &s3.CreateBucketInput{Bucket: &name}); err != nil {
+	if err := b.Create(ctx); err != nil {
 		t.Fatalf("create bucket %s: %v", name, err)
 	}
 	t.Cleanup(func() {
