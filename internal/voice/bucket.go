@@ -524,9 +524,15 @@ func (s *BucketStore) Delete(name string) (*Voice, error) {
 	if cur != nil {
 		memOld = cur.e.v
 	}
-	data, tag, err := s.b.Get(ctx, s.key(name), "", s.opts.MaxFileBytes)
+	var inm string
+	if cur != nil {
+		inm = cur.etag // the voice to return is usually the one in memory
+	}
+	data, tag, err := s.b.Get(ctx, s.key(name), inm, s.opts.MaxFileBytes)
 	onStore := true
 	switch {
+	case errors.Is(err, ErrNotModified):
+		tag = cur.etag
 	case errors.Is(err, fs.ErrNotExist):
 		onStore = false
 	case err != nil:
