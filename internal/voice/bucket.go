@@ -41,9 +41,11 @@ type object struct {
 // reader sees the old voice or the new, never a mix. Names differing only
 // in case, and the voice limit, are checked against a fresh listing.
 //
-// A BucketStore caches what it read. Get uses a cached voice for at most
-// Options.MaxStale after the request that read or checked it started; after
-// that it asks the bucket again with a conditional GET (If-None-Match: the
+// A BucketStore caches what it read. Get asks the bucket for a name it
+// does not know at once (so a voice just created elsewhere is found), and
+// uses a cached voice, or a cached miss, for at most Options.MaxStale
+// after the request that read or checked it started; after that it asks
+// the bucket again with a conditional GET (If-None-Match: the
 // cached ETag), which costs a round trip and no transfer when nothing
 // changed. List and Refresh re-list the bucket at most once per MaxStale and
 // read only the objects whose ETag changed. So a voice replaced or deleted
@@ -120,11 +122,13 @@ func (s *BucketStore) Get(name string) (*Voice, error) {
 	if err := ValidName(name); err != nil {
 		return nil, err
 	}
-	now := s.now()
 	s.mu.RLock()
-	o, listed := s.objs[name], s.listed
+	o := s.objs[name]
 	s.mu.RUnlock()
-	if (o == nil && !s.fresh(listed, now)) || (o != nil && !s.fresh(o.checked, now)) {
+	// A name not known at all is asked for at once: a voice another
+	// replica just created must be usable on the next request, which a
+	// load balancer may send here. A miss is then remembered for MaxStale.
+	if o == nil || !s.fresh(o.checked, s.now()) {
 		var err error
 		if o, err = s.revalidate(name, o); err != nil {
 			return nil, err
