@@ -29,6 +29,8 @@ import (
 type serveOptions struct {
 	modelFlags
 	addr, apiKey, logFormat, dataDir, modelID string
+	voices                                    string
+	voicesMaxStale                            time.Duration
 	apiKeyFile                                string
 	maxInputChars, maxStreams, queue          int
 	realtime                                  bool
@@ -78,7 +80,9 @@ See docs/configuration.md.`,
 	f.StringVar(&o.defaultVoice, "default-voice", "", "saved voice for requests that send no voice or an OpenAI voice name (alloy, nova, …) that no --voice-alias maps")
 	f.StringSliceVar(&o.voiceAliases, "voice-alias", nil, "map voice names to saved voices, e.g. alloy=anna,nova=bob (repeatable)")
 	f.BoolVar(&o.publicLists, "public-lists", false, "serve GET /v1/models, /v1/audio/models and /v1/audio/voices without the API key (Open WebUI lists them without one)")
-	f.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "directory of saved voices")
+	f.StringVar(&o.dataDir, "data-dir", defaultDataDir(), "directory of saved voices (in its voices/ folder); --voices wins")
+	f.StringVar(&o.voices, "voices", "", voicesFlagHelp)
+	f.DurationVar(&o.voicesMaxStale, "voices-max-stale", voice.DefaultMaxStale, "with --voices s3://…: how long a voice replaced or deleted by another replica may still be served (each voice is re-checked with a conditional GET at most this often)")
 	f.StringVar(&o.modelID, "model-id", "", "model id reported by /v1/models and /readyz and accepted in requests (default: the --model argument if it is a hub id, else the model directory's name)")
 	f.IntVar(&o.maxInputChars, "max-input-chars", 4096, "longest accepted input text, in characters")
 	f.Int64Var(&o.maxBodyBytes, "max-body-bytes", 32<<20, "largest accepted request body, in bytes")
@@ -119,7 +123,7 @@ func applyEnv(fs *pflag.FlagSet) error {
 
 // warmPrefixes computes saved voices' prompt prefixes into the engine's
 // cache, newest voice first, until the cache has no room for another.
-func warmPrefixes(ctx context.Context, eng *engine.Engine, st *voice.Store, log *slog.Logger) {
+func warmPrefixes(ctx context.Context, eng *engine.Engine, st voice.Backend, log *slog.Logger) {
 	list := st.List()
 	slices.SortFunc(list, func(a, b *voice.Voice) int { return b.Created.Compare(a.Created) })
 	start, n := time.Now(), 0
@@ -195,6 +199,8 @@ func (o *serveOptions) validate() error {
 		return usagef("--max-frames-limit must not be negative (0: the model's default)")
 	case o.maxVoices < 1:
 		return usagef("--max-voices must be at least 1, is %d", o.maxVoices)
+	case o.voicesMaxStale <= 0:
+		return usagef("--voices-max-stale must be positive")
 	case o.shutdown <= 0:
 		return usagef("--shutdown-timeout must be positive")
 	case o.drainGrace < 0:
@@ -313,14 +319,14 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	})
 	vm := voiceModel(info)
 	var voices server.Voices
-	if o.dataDir != "" {
-		st, _, err := voice.Open(o.dataDir, voice.Options{Model: vm, MaxVoices: o.maxVoices, Logger: log}) // the store logs skipped files
+	if o.dataDir != "" || o.voices != "" {
+		st, _, err := openVoiceStore(ctx, o.voices, o.dataDir, voice.Options{Model: vm, MaxVoices: o.maxVoices, Logger: log, MaxStale: o.voicesMaxStale}) // the store logs skipped files
 		if err != nil {
 			eng.Close(ctx)
 			return fmt.Errorf("voices: %w", err)
 		}
 		voices = st
-		log.Info("voices loaded", "dir", o.dataDir, "count", len(st.List()))
+		log.Info("voices loaded", "store", st.Location(), "count", len(st.List()))
 	}
 	id := o.modelID
 	if id == "" {
@@ -358,7 +364,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	log.Info("warmed up", "seconds", round2(time.Since(warmStart).Seconds()))
-	if st, ok := voices.(*voice.Store); ok {
+	if st, ok := voices.(voice.Backend); ok {
 		go warmPrefixes(ctx, eng, st, log)
 	}
 	errc := make(chan error, 1)

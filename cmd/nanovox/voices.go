@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	"github.com/nanovox/nanovox/internal/audio"
 	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/voice"
+	"github.com/nanovox/nanovox/internal/voice/s3store"
 )
 
 // loadSavedVoice reads a saved voice for `say --voice`.
@@ -31,13 +34,37 @@ func loadSavedVoice(dataDir, name string) (*engine.Voice, string, error) {
 	return &engine.Voice{Codes: v.Codes, Key: "voice:" + v.Key}, v.Model, nil
 }
 
+// voicesFlagHelp describes --voices for serve and voices.
+const voicesFlagHelp = "where saved voices are kept: s3://BUCKET/PREFIX (S3-compatible object storage shared by replicas; endpoint, region and credentials from the AWS_* variables and config files) or a directory holding the .voice files (default: DATA-DIR/voices)"
+
+// voiceOpenTimeout bounds opening a voice store: loading the AWS
+// configuration and the first listing of a bucket.
+const voiceOpenTimeout = 60 * time.Second
+
+// openVoiceStore opens the store --voices names (an s3:// URL, or a
+// directory of voice files), or without it the data directory's store.
+func openVoiceStore(ctx context.Context, spec, dataDir string, o voice.Options) (voice.Backend, []voice.Warning, error) {
+	switch {
+	case s3store.IsURL(spec):
+		ctx, cancel := context.WithTimeout(ctx, voiceOpenTimeout)
+		defer cancel()
+		return s3store.Open(ctx, spec, o)
+	case strings.Contains(spec, "://"):
+		return nil, nil, usagef("--voices %q: only s3:// URLs and directories are supported", spec)
+	case spec != "":
+		return voice.OpenDir(spec, o)
+	}
+	return voice.Open(dataDir, o)
+}
+
 func newVoicesCmd() *cobra.Command {
-	var dataDir string
+	var dataDir, voicesAt string
 	cmd := &cobra.Command{
 		Use:   "voices",
-		Short: "Manage saved voices (add, ls, rm) in the data directory a server also uses",
+		Short: "Manage saved voices (add, ls, rm) in the store a server also uses (the data directory, or --voices)",
 	}
-	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", defaultDataDir(), "directory of saved voices")
+	cmd.PersistentFlags().StringVar(&dataDir, "data-dir", defaultDataDir(), "directory of saved voices (in its voices/ folder); --voices wins")
+	cmd.PersistentFlags().StringVar(&voicesAt, "voices", "", voicesFlagHelp)
 
 	var mf modelFlags
 	var refText string
@@ -59,7 +86,7 @@ func newVoicesCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("%s: %w", file, err)
 			}
-			st, warns, err := voice.Open(dataDir, voice.Options{})
+			st, warns, err := openVoiceStore(cmd.Context(), voicesAt, dataDir, voice.Options{})
 			if err != nil {
 				return err
 			}
@@ -67,7 +94,7 @@ func newVoicesCmd() *cobra.Command {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w.String())
 			}
 			if _, err := st.Get(name); err == nil && !replace {
-				return fmt.Errorf("voice %q already exists in %s (use --replace)", name, dataDir)
+				return fmt.Errorf("voice %q already exists in %s (use --replace)", name, st.Location())
 			}
 			fam, err := mf.open(cmd.Context(), cmd.ErrOrStderr())
 			if err != nil {
@@ -85,7 +112,7 @@ func newVoicesCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "saved voice %q (%.2f s, %d frames) in %s\n", name, ref.Duration().Seconds(), len(ev.Codes), dataDir)
+			fmt.Fprintf(cmd.OutOrStdout(), "saved voice %q (%.2f s, %d frames) in %s\n", name, ref.Duration().Seconds(), len(ev.Codes), st.Location())
 			return nil
 		},
 	}
@@ -98,7 +125,7 @@ func newVoicesCmd() *cobra.Command {
 		Short: "List saved voices",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, warns, err := voice.Open(dataDir, voice.Options{})
+			st, warns, err := openVoiceStore(cmd.Context(), voicesAt, dataDir, voice.Options{})
 			if err != nil {
 				return err
 			}
@@ -118,7 +145,7 @@ func newVoicesCmd() *cobra.Command {
 		Short: "Delete saved voices",
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, _, err := voice.Open(dataDir, voice.Options{})
+			st, _, err := openVoiceStore(cmd.Context(), voicesAt, dataDir, voice.Options{})
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"mime"
 	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,7 +17,10 @@ import (
 	"github.com/nanovox/nanovox/internal/voice"
 )
 
-// Voices is the saved-voice store the server uses (*voice.Store).
+// Voices is the saved-voice store the server uses: a voice.Backend
+// (*voice.Store, a directory, or *voice.BucketStore, object storage shared
+// by replicas). If it also has voice.Backend's Refresh, the server calls it
+// before reading voices, so changes made elsewhere become visible.
 type Voices interface {
 	Get(name string) (*voice.Voice, error)
 	List() []*voice.Voice
@@ -128,35 +130,20 @@ func (s *Server) savedVoice(name string) (*engine.Voice, error) {
 	return &engine.Voice{Codes: v.Codes, Key: "voice:" + v.Key}, nil
 }
 
-// reloadVoices re-reads the voice directory when it changed since the last
-// read (another process — nanovox voices add/rm — saved or deleted a voice).
-// A stat per call; the re-read only on change, at most once a second.
+// reloadVoices brings the voice store up to date with changes made by
+// other processes (nanovox voices add/rm, or other replicas sharing a
+// bucket) when the store can tell (voice.Backend's Refresh): a directory
+// store stats its directory and re-reads it only when it changed, at most
+// once a second; a bucket store re-lists at most once per its staleness
+// bound. Stores without Refresh are used as they are.
 func (s *Server) reloadVoices() {
-	r, ok := s.cfg.Voices.(interface {
-		Reload() ([]voice.Warning, error)
-		Dir() string
-	})
+	r, ok := s.cfg.Voices.(interface{ Refresh() error })
 	if !ok {
 		return
 	}
-	fi, err := os.Stat(r.Dir())
-	if err != nil {
-		return
-	}
-	mtime := fi.ModTime().UnixNano()
-	if mtime == s.voiceDirMtime.Load() {
-		return
-	}
-	now := time.Now().UnixNano()
-	last := s.lastReload.Load()
-	if now-last < int64(time.Second) || !s.lastReload.CompareAndSwap(last, now) {
-		return
-	}
-	if _, err := r.Reload(); err != nil { // warnings are logged by the store
+	if err := r.Refresh(); err != nil { // warnings are logged by the store
 		s.log.Error("reload voices", "err", err)
-		return
 	}
-	s.voiceDirMtime.Store(mtime)
 }
 
 func (s *Server) handleVoiceList(w http.ResponseWriter, r *http.Request) {

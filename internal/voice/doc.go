@@ -2,6 +2,13 @@
 // reference clip, saved once under a name and used by that name in later
 // requests (voice: "name" in the HTTP API, nanovox say --voice NAME).
 //
+// Two stores implement [Backend]: [Store], a directory of voice files, and
+// [BucketStore], the same files as objects in an S3-compatible bucket
+// ([Bucket]; package s3store connects one) shared by several servers. The
+// rest of this comment describes the directory store; BucketStore's doc
+// says where the bucket store differs (conditional creates instead of a
+// lock, and a cache whose staleness is bounded by Options.MaxStale).
+//
 // A Store lives in a data directory and keeps one file per voice,
 // DIR/voices/<name>.voice. Every file is read and checked by [Open] and
 // [Store.Reload]; a file that is corrupt, truncated, foreign, from a newer

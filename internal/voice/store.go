@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -62,6 +63,12 @@ const (
 	DefaultMaxFrames = 400
 	// DefaultLockTimeout is how long a write waits for another process.
 	DefaultLockTimeout = 10 * time.Second
+	// DefaultMaxStale is how old a BucketStore's view of a voice may be:
+	// a voice replaced or deleted by another server is used for at most this
+	// long after the change.
+	DefaultMaxStale = time.Second
+	// DefaultTimeout bounds one request to a bucket.
+	DefaultTimeout = 10 * time.Second
 )
 
 // hardMaxFrames bounds Options.MaxFrames, so sizes derived from it cannot
@@ -96,6 +103,13 @@ type Options struct {
 	LockTimeout time.Duration
 	// Logger, if set, receives each Warning (level Warn).
 	Logger *slog.Logger
+	// MaxStale bounds how long a BucketStore serves what it read before
+	// checking the bucket again, and how often Store.Refresh may re-read
+	// the directory. Default DefaultMaxStale.
+	MaxStale time.Duration
+	// Timeout bounds each request a BucketStore makes to its bucket.
+	// Default DefaultTimeout.
+	Timeout time.Duration
 	// OnChange, if set, is called with the name and old key of a voice this
 	// Store had loaded once that version is gone: replaced or deleted by
 	// Add or Delete, or found changed or removed by Reload. It is called
@@ -121,6 +135,10 @@ type Store struct {
 	voices map[string]entry
 	sorted []*Voice
 
+	// lastRefresh throttles Refresh (unix nanoseconds); dirMtime is the
+	// directory's mtime at the last Refresh that reloaded.
+	lastRefresh, dirMtime atomic.Int64
+
 	// write stores a voice file atomically: writeAtomic, replaced by tests
 	// to inject faults.
 	write func(dir, name string, data []byte) error
@@ -135,11 +153,33 @@ func Open(dataDir string, o Options) (*Store, []Warning, error) {
 	if dataDir == "" {
 		return nil, nil, errors.New("open voice store: no data directory given")
 	}
+	return OpenDir(filepath.Join(dataDir, "voices"), o)
+}
+
+// OpenDir is Open for a store whose voice files are directly in dir
+// (Open(D) is OpenDir(D/voices)).
+func OpenDir(dir string, o Options) (*Store, []Warning, error) {
+	if dir == "" {
+		return nil, nil, errors.New("open voice store: no directory given")
+	}
+	if err := o.setDefaults(); err != nil {
+		return nil, nil, fmt.Errorf("open voice store: %w", err)
+	}
+	s := &Store{dir: dir, opts: o, voices: map[string]entry{}, write: writeAtomic}
+	w, err := s.Reload()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, w, nil
+}
+
+// setDefaults checks o and fills in its zero fields.
+func (o *Options) setDefaults() error {
 	switch {
 	case o.NumCodebooks < 0 || o.NumCodebooks > MaxCodebooks:
-		return nil, nil, fmt.Errorf("open voice store: NumCodebooks %d is outside [0, %d]", o.NumCodebooks, MaxCodebooks)
+		return fmt.Errorf("NumCodebooks %d is outside [0, %d]", o.NumCodebooks, MaxCodebooks)
 	case o.CodebookSize < 0 || o.CodebookSize > MaxCode+1:
-		return nil, nil, fmt.Errorf("open voice store: CodebookSize %d is outside [0, %d]", o.CodebookSize, MaxCode+1)
+		return fmt.Errorf("CodebookSize %d is outside [0, %d]", o.CodebookSize, MaxCode+1)
 	}
 	if o.MaxVoices <= 0 {
 		o.MaxVoices = DefaultMaxVoices
@@ -154,12 +194,50 @@ func Open(dataDir string, o Options) (*Store, []Warning, error) {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = DefaultLockTimeout
 	}
-	s := &Store{dir: filepath.Join(dataDir, "voices"), opts: o, voices: map[string]entry{}, write: writeAtomic}
-	w, err := s.Reload()
-	if err != nil {
-		return nil, nil, err
+	if o.MaxStale <= 0 {
+		o.MaxStale = DefaultMaxStale
 	}
-	return s, w, nil
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	return nil
+}
+
+// prepare checks a voice for saving under the options and returns the
+// copy the store keeps, with its defaults and key, and its file bytes.
+func prepare(v Voice, o Options) (Voice, []byte, error) {
+	nv := v
+	nv.Key = ""
+	if nv.Model == "" {
+		nv.Model = o.Model
+	}
+	if nv.Created.IsZero() {
+		nv.Created = time.Now()
+	}
+	nv.Created = nv.Created.UTC().Round(0)
+	if err := checkVoice(&nv, o.MaxFrames); err != nil {
+		return Voice{}, nil, err
+	}
+	if o.Model != "" && nv.Model != o.Model {
+		return Voice{}, nil, invalidf("model", "voice %q was encoded with codec %q, but this store is for %q", nv.Name, nv.Model, o.Model)
+	}
+	size := o.CodebookSize
+	if size == 0 {
+		size = MaxCode + 1
+	}
+	if err := checkCodes(nv.Name, nv.Codes, o.MaxFrames, o.NumCodebooks, size); err != nil {
+		return Voice{}, nil, err
+	}
+	nv.Codes = newCodes(len(v.Codes), len(v.Codes[0]))
+	for i := range nv.Codes {
+		copy(nv.Codes[i], v.Codes[i])
+	}
+	data, key, err := encodeFile(&nv)
+	if err != nil {
+		return Voice{}, nil, err
+	}
+	nv.Key = key
+	return nv, data, nil
 }
 
 // Dir returns the directory holding the voice files.
@@ -185,8 +263,11 @@ func (s *Store) Get(name string) (*Voice, error) {
 }
 
 // fits checks a loaded voice against the codec options.
-func (s *Store) fits(e entry) error {
-	v, o := e.v, s.opts
+func (s *Store) fits(e entry) error { return fits(e, s.opts) }
+
+// fits checks a loaded voice against the codec options o.
+func fits(e entry, o Options) error {
+	v := e.v
 	switch {
 	case o.Model != "" && v.Model != o.Model:
 		return invalidf("model", "voice %q was saved for codec %q, but this model uses %q: save it again from its reference clip", v.Name, v.Model, o.Model)
@@ -222,37 +303,10 @@ func (s *Store) Add(v Voice, replace bool) (old *Voice, err error) {
 // process sharing the directory may replace or delete the voice at any
 // moment, and a Reload in between would make Get miss or return that.
 func (s *Store) Save(v Voice, replace bool) (saved, old *Voice, err error) {
-	nv := v
-	nv.Key = ""
-	if nv.Model == "" {
-		nv.Model = s.opts.Model
-	}
-	if nv.Created.IsZero() {
-		nv.Created = time.Now()
-	}
-	nv.Created = nv.Created.UTC().Round(0)
-	if err := checkVoice(&nv, s.opts.MaxFrames); err != nil {
-		return nil, nil, err
-	}
-	if s.opts.Model != "" && nv.Model != s.opts.Model {
-		return nil, nil, invalidf("model", "voice %q was encoded with codec %q, but this store is for %q", nv.Name, nv.Model, s.opts.Model)
-	}
-	size := s.opts.CodebookSize
-	if size == 0 {
-		size = MaxCode + 1
-	}
-	if err := checkCodes(nv.Name, nv.Codes, s.opts.MaxFrames, s.opts.NumCodebooks, size); err != nil {
-		return nil, nil, err
-	}
-	nv.Codes = newCodes(len(v.Codes), len(v.Codes[0]))
-	for i := range nv.Codes {
-		copy(nv.Codes[i], v.Codes[i])
-	}
-	data, key, err := encodeFile(&nv)
+	nv, data, err := prepare(v, s.opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	nv.Key = key
 
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
