@@ -18,6 +18,10 @@ import (
 // the OCI layout as a runtime would, checks its config and files, and runs
 // the binary taken out of its layer.
 func TestImage(t *testing.T) {
+	if raceEnabled {
+		// Nothing here runs concurrently; the test runs without -race.
+		t.Skip("compressing the binary under the race detector takes a minute")
+	}
 	bin := needBinary(t)
 	platform := "linux/" + runtime.GOARCH
 	imgs, err := Images(Spec{

@@ -416,7 +416,7 @@ func hasDir(files []File, p string) bool {
 // gzipBytes compresses with a header that carries no name and no time.
 func gzipBytes(raw []byte) ([]byte, error) {
 	var buf bytes.Buffer
-	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	if err != nil {
 		return nil, err
 	}
