@@ -24,6 +24,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 )
 
@@ -217,7 +219,7 @@ func readBase(t *testing.T) (base, []manifest) {
 	all := readManifests(t)
 	var b base
 	for _, m := range all {
-		if filepath.Dir(m.file) != "." {
+		if filepath.Dir(m.file) != "base" {
 			continue // overlays
 		}
 		switch o := m.obj.(type) {
@@ -709,5 +711,65 @@ func TestMissing(t *testing.T) {
 	}
 	if _, err := decodeStrict([]byte("apiVersion: v1\nkind: Service\nmetadata: {name: x}\nspec:\n  ports: [{port: 80, targetPort: http}]\n")); err != nil {
 		t.Errorf("a valid Service: %v", err)
+	}
+}
+
+// TestKustomizeBuild renders every kustomization with kustomize's own
+// library, as kubectl apply -k does, and decodes what it renders as strictly
+// as the source files: the objects a cluster receives, with the image set
+// and the overlays' patches applied.
+func TestKustomizeBuild(t *testing.T) {
+	dirs := []string{"base"}
+	overlays, err := os.ReadDir(filepath.Join(manifestDir, "overlays"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range overlays {
+		dirs = append(dirs, filepath.Join("overlays", o.Name()))
+	}
+	for _, dir := range dirs {
+		t.Run(dir, func(t *testing.T) {
+			k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+			res, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(manifestDir, dir))
+			if err != nil {
+				t.Fatalf("kustomize build %s: %v", dir, err)
+			}
+			kinds := map[string]int{}
+			for _, r := range res.Resources() {
+				y, err := r.AsYAML()
+				if err != nil {
+					t.Fatal(err)
+				}
+				obj, err := decodeStrict(y)
+				if err != nil {
+					t.Errorf("%s %s: %v", r.GetKind(), r.GetName(), err)
+					continue
+				}
+				kinds[r.GetKind()]++
+				switch o := obj.(type) {
+				case *appsv1.Deployment:
+					for _, c := range append(o.Spec.Template.Spec.InitContainers, o.Spec.Template.Spec.Containers...) {
+						if c.Image == "nanovox" {
+							t.Errorf("%s: container %s keeps the placeholder image name; the kustomization's images entry did not apply", dir, c.Name)
+						}
+					}
+				case *autoscalingv2.HorizontalPodAutoscaler:
+					if len(o.Spec.Metrics) == 0 || o.Spec.Metrics[0].Resource == nil || o.Spec.Metrics[0].Resource.Name != corev1.ResourceCPU {
+						t.Errorf("%s: the HPA's first metric is not CPU: %+v", dir, o.Spec.Metrics)
+					}
+					if dir == "overlays/active-streams" && (len(o.Spec.Metrics) != 2 || o.Spec.Metrics[1].Pods == nil) {
+						t.Errorf("%s: HPA metrics %+v, want CPU and nanovox_active_streams", dir, o.Spec.Metrics)
+					}
+				}
+			}
+			for _, kind := range []string{"Deployment", "Service", "PodDisruptionBudget", "HorizontalPodAutoscaler", "ConfigMap", "ServiceMonitor"} {
+				if kinds[kind] != 1 {
+					t.Errorf("%s renders %d %s objects, want 1", dir, kinds[kind], kind)
+				}
+			}
+			if kinds["Secret"] != 0 {
+				t.Errorf("%s renders Secrets: credentials must not come from the repository", dir)
+			}
+		})
 	}
 }
