@@ -369,7 +369,7 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(hl) }()
-	log.Info("serving", "addr", ln.Addr().String(), "model", id, "max_streams", o.maxStreams, "queue", o.queue, "auth", o.apiKey != "")
+	log.Info("serving", "addr", ln.Addr().String(), "model", id, "max_streams", o.maxStreams, "queue", o.queue, "auth", o.apiKey != "", "gomaxprocs", runtime.GOMAXPROCS(0))
 
 	select {
 	case err := <-errc:
