@@ -80,10 +80,6 @@ type Server struct {
 	draining atomic.Bool
 	// bodies and clips are the gates before admission (admit.go).
 	bodies, clips *budget
-	// lastReload throttles voice-store reloads (unix nanoseconds);
-	// voiceDirMtime is the voice directory's mtime at the last reload.
-	lastReload    atomic.Int64
-	voiceDirMtime atomic.Int64
 }
 
 // DefaultAliases are model names OpenAI clients commonly send.
