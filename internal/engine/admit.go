@@ -182,6 +182,14 @@ func (a *admission) counts() (active, queued int) {
 // its first seconds (the codec's attention windows fill up), joining
 // streams' prompts, inline clips being encoded. Running streams are never
 // cut: a lowered limit holds the next requests.
+//
+// When even one stream is predicted above lower, no stream can play
+// without gaps and holding requests back buys nothing: a queued request
+// would wait whole requests long and then play with gaps all the same,
+// while batching more streams raises the frames per second the machine
+// delivers. The limit then opens every slot (overloaded) until one stream
+// is predicted within raise again. Without this a busy machine admitted one
+// stream at a time: seconds of waiting and gaps as well.
 type realtime struct {
 	mu           sync.Mutex
 	raise, lower time.Duration
@@ -192,6 +200,7 @@ type realtime struct {
 	max          int
 	fixed        float64 // the shape's fixed part, in streams' worth of cost
 	hold         int     // while calibrating: the limit, whatever the steps say
+	overloaded   bool    // one stream is not real time: every slot is open
 }
 
 // Shares of a frame's duration a step may be expected to take when the
@@ -245,6 +254,19 @@ func (r *realtime) observe(n int, d time.Duration) int {
 		return r.limit
 	}
 	fit := r.fit(n, a)
+	one := r.predict(n, a, 1)
+	switch {
+	case r.overloaded && one < r.raise:
+		r.overloaded = false
+		r.limit = fit
+		return r.limit
+	case r.overloaded:
+		return r.limit
+	case one > r.lower:
+		r.overloaded = true
+		r.limit = r.max
+		return r.limit
+	}
 	switch {
 	case a > r.lower && n > 1:
 		r.limit = max(1, min(r.limit, n-1, fit))
@@ -260,6 +282,12 @@ func (r *realtime) current() int {
 		return r.hold
 	}
 	return r.limit
+}
+
+// predict returns the step time of m streams, given that a step of n
+// streams takes a; r.mu held.
+func (r *realtime) predict(n int, a time.Duration, m int) time.Duration {
+	return time.Duration(float64(a) * (r.fixed + float64(m)) / (r.fixed + float64(n)))
 }
 
 // fit returns the most streams (1 … max) whose step is predicted within
@@ -316,6 +344,10 @@ func (r *realtime) calibrated() (limit int, fixed float64) {
 			if n > 1 && a > r.lower {
 				r.limit = max(1, min(r.limit, n-1))
 			}
+		}
+		r.overloaded = r.predict(largest, r.avg[largest], 1) > r.lower
+		if r.overloaded {
+			r.limit = r.max
 		}
 	}
 	return r.limit, r.fixed

@@ -224,7 +224,8 @@ func serve(r *realtime, m machine, active *int, steps int) (lo, hi int, longest 
 // calibration finds that shape and starts at 12 streams (22+3·12 = 58 ms,
 // within 60); a noisy neighbour that makes every step 1.6× longer brings it
 // to 5 (1.6·(22+3·5) = 59 ms) without flapping; when it leaves, the limit
-// climbs back to 12.
+// climbs back to 12. A load that makes even one stream miss its frame opens
+// every slot until it leaves.
 func TestRealtimeCalibratedMachine(t *testing.T) {
 	ms := time.Millisecond
 	r := newRealtime(80*ms, 16)
@@ -245,6 +246,11 @@ func TestRealtimeCalibratedMachine(t *testing.T) {
 		{"quiet", 1, 12, 12, 58 * ms},
 		{"noisy neighbour", 1.6, 5, 5, time.Duration(1.6 * float64(37*ms))},
 		{"neighbour gone", 1, 12, 12, 58 * ms},
+		// Four times slower, one stream takes 100 ms: none can be real
+		// time, so every slot opens (throughput) instead of one stream at
+		// a time.
+		{"overloaded", 4, 16, 16, 4 * 70 * ms},
+		{"load gone", 1, 12, 12, 58 * ms},
 	}
 	for _, p := range phases {
 		m.load = p.load
@@ -294,6 +300,7 @@ func TestRealtimeShape(t *testing.T) {
 		{"faster than proportional", map[int]time.Duration{1: 5 * ms, 8: 60 * ms}, 0, 8},
 		{"one size", map[int]time.Duration{4: 30 * ms}, 0, 8},
 		{"too slow already", map[int]time.Duration{1: 50 * ms, 4: 90 * ms}, 2.75, 1},
+		{"overloaded", map[int]time.Duration{1: 100 * ms, 4: 136 * ms, 8: 184 * ms}, 22.0 / 3, 16},
 	} {
 		r := newRealtime(80*ms, 16)
 		for n, d := range tc.steps {
