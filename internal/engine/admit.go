@@ -183,13 +183,16 @@ func (a *admission) counts() (active, queued int) {
 // streams' prompts, inline clips being encoded. Running streams are never
 // cut: a lowered limit holds the next requests.
 //
-// When even one stream is predicted above lower, no stream can play
+// When even one stream cannot be stepped within lower, no stream can play
 // without gaps and holding requests back buys nothing: a queued request
 // would wait whole requests long and then play with gaps all the same,
 // while batching more streams raises the frames per second the machine
 // delivers. The limit then opens every slot (overloaded) until one stream
-// is predicted within raise again. Without this a busy machine admitted one
-// stream at a time: seconds of waiting and gaps as well.
+// surely fits within raise again. Both tests assume the least favourable
+// shape rather than the calibrated one (see overloaded and oneFits), so
+// that a calibration taken on a busy machine cannot make the limit flap
+// between 1 and every slot. Without this a busy machine admitted one
+// stream at a time: minutes of waiting, and gaps as well.
 type realtime struct {
 	mu           sync.Mutex
 	raise, lower time.Duration
@@ -254,15 +257,14 @@ func (r *realtime) observe(n int, d time.Duration) int {
 		return r.limit
 	}
 	fit := r.fit(n, a)
-	one := r.predict(n, a, 1)
 	switch {
-	case r.overloaded && one < r.raise:
+	case r.overloaded && r.oneFits(n, a):
 		r.overloaded = false
 		r.limit = fit
 		return r.limit
 	case r.overloaded:
 		return r.limit
-	case one > r.lower:
+	case overloaded(n, a, r.lower):
 		r.overloaded = true
 		r.limit = r.max
 		return r.limit
@@ -284,10 +286,18 @@ func (r *realtime) current() int {
 	return r.limit
 }
 
-// predict returns the step time of m streams, given that a step of n
-// streams takes a; r.mu held.
-func (r *realtime) predict(n int, a time.Duration, m int) time.Duration {
-	return time.Duration(float64(a) * (r.fixed + float64(m)) / (r.fixed + float64(n)))
+// overloaded reports whether a step of n streams taking a shows that one
+// stream cannot be stepped within lower, whatever the shape: a step of one
+// stream costs at least 1/n of a step of n. This does not rest on the
+// calibration, which a busy machine makes noisy.
+func overloaded(n int, a, lower time.Duration) bool { return a/time.Duration(n) > lower }
+
+// oneFits reports whether one stream is surely stepped within raise again,
+// given that a step of n streams takes a: predicted with the largest fixed
+// part the shape may have, which predicts the dearest single stream.
+// r.mu held.
+func (r *realtime) oneFits(n int, a time.Duration) bool {
+	return float64(a)*(maxFixed+1)/(maxFixed+float64(n)) < float64(r.raise)
 }
 
 // fit returns the most streams (1 … max) whose step is predicted within
@@ -345,9 +355,12 @@ func (r *realtime) calibrated() (limit int, fixed float64) {
 				r.limit = max(1, min(r.limit, n-1))
 			}
 		}
-		r.overloaded = r.predict(largest, r.avg[largest], 1) > r.lower
-		if r.overloaded {
-			r.limit = r.max
+		r.overloaded = false
+		for n, a := range r.avg {
+			if a > 0 && overloaded(n, a, r.lower) {
+				r.overloaded = true
+				r.limit = r.max
+			}
 		}
 	}
 	return r.limit, r.fixed

@@ -263,7 +263,8 @@ func TestRealtimeCalibratedMachine(t *testing.T) {
 
 // TestRealtimeUncalibrated: without a calibration every stream is assumed
 // to cost the same, the cautious guess; on the same machine the limit then
-// settles lower, and still follows a neighbour down and back up.
+// settles lower, and still follows a neighbour down and back up, and an
+// overload open every slot.
 func TestRealtimeUncalibrated(t *testing.T) {
 	ms := time.Millisecond
 	r := newRealtime(80*ms, 16)
@@ -279,6 +280,18 @@ func TestRealtimeUncalibrated(t *testing.T) {
 	back, _, _ := serve(r, m, &active, 200)
 	if noisy >= quiet || back < quiet {
 		t.Errorf("limit quiet %d, noisy %d, after %d: want it lower with the neighbour and back after", quiet, noisy, back)
+	}
+	// Overloaded (one stream takes 100 ms), the wrong shape must not make
+	// the limit flap between 1 and every slot.
+	m.load = 4
+	if lo, hi, _ := serve(r, m, &active, 200); lo != 16 || hi != 16 {
+		t.Errorf("overloaded: limit %d–%d, want every slot (16)", lo, hi)
+	}
+	m.load = 1
+	// It settles again, within one of where it was (the cautious shape
+	// predicts neighbouring sizes only roughly), its steps within 72 ms.
+	if lo, hi, longest := serve(r, m, &active, 200); lo != hi || lo < back-1 || lo > back+1 || longest > 72*ms {
+		t.Errorf("after the overload: limit %d–%d, longest step %v; want steady within one of %d, ≤ 72ms", lo, hi, longest, back)
 	}
 }
 
