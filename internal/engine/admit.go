@@ -216,7 +216,8 @@ const (
 // maxFixed bounds the shape's fixed part: a calibration that finds steps
 // hardly growing with the streams (noise, or a machine busy elsewhere
 // while the small batches ran) must not promise many more streams than
-// were measured. On the machines measured it was 2–8 (docs/reliability.md).
+// were measured. The step times in docs/performance.md put it near 2
+// (int8) to 8 (f32) streams on Zen 5.
 const maxFixed = 16
 
 // staleSteps is how many steps an average per batch size outlives its last
