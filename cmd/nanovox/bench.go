@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/nanovox/nanovox/internal/audio"
 	"github.com/nanovox/nanovox/internal/bench"
@@ -31,6 +32,7 @@ type benchOptions struct {
 	asJSON, realtime                   bool
 	cpuProfile                         string
 	seed                               uint64
+	capacity                           capacityOptions
 }
 
 const benchText = "This benchmark sentence is long enough to make one natural chunk of speech for nanovox."
@@ -56,7 +58,18 @@ with a different voice for each concurrent stream, each prefix cached (a
 server with that many voices in use); "inline" voices send the clip with
 every request (encode + full prefill each time). Without --ref-audio
 a synthetic 5 s clip is used. For the numbers in docs/performance.md use the
-full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.`,
+full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.
+
+--capacity searches the largest number of concurrent streams that all stay
+real time — every stream's RTF p95 below 0.9 and no underrun — for one mode
+(default streamed), one voice kind (default saved), --frames and --matmul:
+1, 2, 4, … streams until a count fails, then a bisection, each count measured
+like one --streams entry (--runs rounds). The real-time limit is off during
+the search, so every stream is admitted at once. It prints the per-count
+table and the capacity; with --json one object whose "capacity" key holds
+it beside the per-count "results" ("complete" is false when
+--capacity-budget ran out: the capacity is then a lower bound; "at_bound"
+is true when --capacity-max itself passed).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd, o)
@@ -79,6 +92,7 @@ full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.`,
 	f.BoolVar(&o.noNormalize, "no-normalize", false, "skip the text normalization that requests run by default")
 	f.Uint64Var(&o.seed, "seed", 1, "base seed")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
+	o.capacity.register(f)
 	return cmd
 }
 
@@ -117,6 +131,11 @@ func parseList(s string) []string {
 func runBench(cmd *cobra.Command, o *benchOptions) error {
 	if o.format != "" && !validFormat(o.format) {
 		return usagef("--format %q is not supported (mp3, opus, aac, flac, wav, pcm)", o.format)
+	}
+	if o.capacity.on {
+		if err := o.capacity.check(cmd, o); err != nil {
+			return err
+		}
 	}
 	ctx := cmd.Context()
 	var streams []int
@@ -195,11 +214,15 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
-	rs, err := bench.Run(ctx, fam, bench.Config{
+	cfg := bench.Config{
 		Text: o.text, RefPCM: ref, Frames: o.frames, Streams: streams, Runs: o.runs,
 		Voices: voices, Modes: modes, Seed: o.seed, RealTime: o.realtime, Progress: log,
 		Format: o.format, NoNormalize: o.noNormalize,
-	})
+	}
+	if o.capacity.on {
+		return runCapacity(cmd, o, fam, cfg)
+	}
+	rs, err := bench.Run(ctx, fam, cfg)
 	if err != nil {
 		return err
 	}
@@ -225,4 +248,73 @@ type savedVoiceFamily struct {
 
 func (s savedVoiceFamily) EncodeReference(ctx context.Context, _ []float32) (*engine.Voice, error) {
 	return &engine.Voice{Codes: s.v.Codes}, nil
+}
+
+// capacityOptions are bench's --capacity flags.
+type capacityOptions struct {
+	on     bool
+	max    int
+	budget time.Duration
+}
+
+func (c *capacityOptions) register(f *pflag.FlagSet) {
+	f.BoolVar(&c.on, "capacity", false, "search the largest number of concurrent streams that all stay real time (every stream's RTF p95 < 0.9, no underrun) for one --modes (default streamed) and one --voices kind (default saved), with the real-time limit off; replaces --streams")
+	f.IntVar(&c.max, "capacity-max", 64, "largest stream count the --capacity search tries")
+	f.DurationVar(&c.budget, "capacity-budget", 15*time.Minute, "time the --capacity search may take; when spent, it reports the best count so far as a lower bound")
+}
+
+// check validates the --capacity flags and gives --modes and --voices
+// their capacity defaults (one streamed mode, saved voices) when they were
+// not set.
+func (c *capacityOptions) check(cmd *cobra.Command, o *benchOptions) error {
+	f := cmd.Flags()
+	if f.Changed("streams") {
+		return usagef("--streams and --capacity exclude each other: the search chooses the stream counts (bound it with --capacity-max)")
+	}
+	if c.max < 1 || c.budget < 0 {
+		return usagef("--capacity-max must be at least 1 and --capacity-budget not negative")
+	}
+	if !f.Changed("modes") {
+		o.modes = "streamed"
+	}
+	if !f.Changed("voices") {
+		o.voices = "saved"
+	}
+	if len(parseList(o.modes)) != 1 || len(parseList(o.voices)) != 1 {
+		return usagef("--capacity measures one mode and one voice kind: give --modes and --voices one value each")
+	}
+	o.streams = "1" // placeholder for the checks that follow; the search picks the counts
+	return nil
+}
+
+// runCapacity runs the capacity search and prints its table and result,
+// or with --json one object whose "capacity" key holds the count beside
+// the per-count "results".
+func runCapacity(cmd *cobra.Command, o *benchOptions, fam engine.Family, cfg bench.Config) error {
+	log := cmd.ErrOrStderr()
+	info := fam.Info()
+	if cmd.Flags().Changed("realtime-limit") && o.realtime {
+		fmt.Fprintln(log, "bench: --realtime-limit is ignored by --capacity")
+	}
+	fmt.Fprintf(log, "bench: capacity search up to %d streams, %s %s, real-time limit off, budget %s\n",
+		o.capacity.max, cfg.Modes[0], cfg.Voices[0], o.capacity.budget)
+	start := time.Now()
+	c, err := bench.Capacity(cmd.Context(), fam, cfg, bench.CapacityConfig{Max: o.capacity.max, Budget: o.capacity.budget})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "bench: done in %.1fs\n", time.Since(start).Seconds())
+	if o.asJSON {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{
+			"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
+			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(),
+			"mode": cfg.Modes[0], "voice": cfg.Voices[0], "capacity_max": o.capacity.max,
+			"max_rtf_p95": bench.MaxRealTimeRTF, "realtime_limit": false,
+			"capacity": c.Capacity, "at_bound": c.AtBound, "complete": c.Complete, "results": c.Results,
+		})
+	}
+	bench.WriteCapacity(cmd.OutOrStdout(), c)
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -359,11 +360,27 @@ func runServe(ctx context.Context, cmd *cobra.Command, o *serveOptions) error {
 	// backlog meanwhile), then compute the saved voices' prompt prefixes
 	// in the background, as many as the prefix cache holds.
 	warmStart := time.Now()
-	if err := eng.Warm(ctx, syntheticClip(info.SampleRate, info.Channels, 1)); err != nil {
+	warmClip := syntheticClip(info.SampleRate, info.Channels, 1)
+	if err := eng.Warm(ctx, warmClip); err != nil {
 		eng.Close(context.Background())
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	log.Info("warmed up", "seconds", round2(time.Since(warmStart).Seconds()))
+	if o.realtime {
+		// Start the real-time limit from measured steps, not from 1: the
+		// first burst after a restart is admitted as a warm server would.
+		calStart := time.Now()
+		c, err := eng.Calibrate(ctx, warmClip)
+		if err != nil {
+			eng.Close(context.Background())
+			return fmt.Errorf("real-time limit calibration: %w", err)
+		}
+		attrs := []any{"limit", c.Limit, "max_streams", o.maxStreams, "fixed_streams", round2(c.FixedStreams), "seconds", round2(time.Since(calStart).Seconds())}
+		for _, n := range slices.Sorted(maps.Keys(c.Steps)) {
+			attrs = append(attrs, fmt.Sprintf("step_ms_%d", n), round2(c.Steps[n].Seconds()*1000))
+		}
+		log.Info("real-time limit calibrated", attrs...)
+	}
 	if st, ok := voices.(voice.Backend); ok {
 		go warmPrefixes(ctx, eng, st, log)
 	}

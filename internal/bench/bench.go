@@ -76,7 +76,10 @@ type Result struct {
 	PeakRSSMB  float64     `json:"peak_rss_mb"`
 	// StreamLimit is how many requests the engine let run at once at the
 	// end (Config.RealTime), else the stream count.
-	StreamLimit int     `json:"stream_limit"`
+	StreamLimit int `json:"stream_limit"`
+	// StartLimit is the real-time limit the engine's start-up calibration
+	// set before the first request (Config.RealTime; 0 without).
+	StartLimit  int     `json:"start_limit,omitempty"`
 	Requests    int     `json:"requests"`
 	AudioPerReq float64 `json:"audio_s_per_request"`
 }
@@ -190,6 +193,15 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 			}
 		}
 	}
+	// As serve does after its warm-up: start the real-time limit from
+	// measured steps.
+	var cal engine.Calibration
+	if cfg.RealTime {
+		var err error
+		if cal, err = e.Calibrate(ctx, cfg.RefPCM); err != nil {
+			return Result{}, err
+		}
+	}
 	if err := warm(ctx, e, req, info, enc, streams, cfg.Frames); err != nil {
 		return Result{}, err
 	}
@@ -222,7 +234,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 		}
 		all = append(all, res...)
 	}
-	r := Result{Mode: mode, Streams: streams, Voice: voice, Requests: len(all), PeakRSSMB: peakRSSMB(), StreamLimit: e.StreamLimit()}
+	r := Result{Mode: mode, Streams: streams, Voice: voice, Requests: len(all), PeakRSSMB: peakRSSMB(), StreamLimit: e.StreamLimit(), StartLimit: cal.Limit}
 	var ttfa, rtf, gaps []float64
 	for _, s := range all {
 		ttfa = append(ttfa, float64(s.ttfa.Microseconds())/1000)

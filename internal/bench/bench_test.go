@@ -130,3 +130,20 @@ func TestPercentiles(t *testing.T) {
 		t.Fatal("empty")
 	}
 }
+
+// TestRunRealTimeCalibrates: with the real-time limit on, the engine of
+// each configuration is calibrated first, as serve does, and the result
+// says where the limit started.
+func TestRunRealTimeCalibrates(t *testing.T) {
+	f, ref := tinyFamily(t)
+	rs, err := Run(context.Background(), f, Config{
+		Text: "Hello world.", RefPCM: ref.Interleaved(), Frames: 3, Streams: []int{2}, Runs: 1, RealTime: true,
+		Voices: []string{"saved"}, Modes: []string{"streamed"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 || rs[0].StartLimit < 1 || rs[0].StartLimit > 2 || rs[0].StreamLimit < 1 || rs[0].StreamLimit > 2 {
+		t.Fatalf("results %+v", rs)
+	}
+}
