@@ -23,6 +23,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nanovox/nanovox/internal/voice/s3store"
 )
 
 // This file is the harness of the multi-replica test (replicas_test.go):
@@ -57,21 +59,17 @@ func replicaVoiceStore(t *testing.T) sharedVoiceStore {
 		dir := filepath.Join(t.TempDir(), "voices")
 		return sharedVoiceStore{desc: "shared directory", args: []string{"--data-dir", dir}}
 	}
-	// A plain PUT creates the bucket: the test server accepts anonymous
-	// requests, and a bucket left by an earlier run answers 409, which is
-	// as good.
-	req, err := http.NewRequest(http.MethodPut, endpoint+"/"+replicaS3Bucket, nil)
-	if err != nil {
-		t.Fatalf("NANOVOX_S3_ENDPOINT=%q: %v", endpoint, err)
+	// The bucket is created with the test server's credentials (the
+	// AWS_* variables scripts/s3-test-server exports); one left by an
+	// earlier run is as good.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bk, err := s3store.New(ctx, replicaS3Bucket)
+	if err == nil {
+		err = bk.Create(ctx)
 	}
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("create bucket %s at NANOVOX_S3_ENDPOINT: %v", replicaS3Bucket, err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusConflict {
-		t.Fatalf("create bucket %s at %s: %s %s", replicaS3Bucket, endpoint, resp.Status, b)
+		t.Fatalf("create bucket %s at NANOVOX_S3_ENDPOINT=%s: %v", replicaS3Bucket, endpoint, err)
 	}
 	var rnd [6]byte
 	rand.Read(rnd[:])
