@@ -56,7 +56,11 @@ with a different voice for each concurrent stream, each prefix cached (a
 server with that many voices in use); "inline" voices send the clip with
 every request (encode + full prefill each time). Without --ref-audio
 a synthetic 5 s clip is used. For the numbers in docs/performance.md use the
-full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.`,
+full-size random checkpoint of 'nanovox dev mkmodel --preset nano-100m'.
+
+The header and --json's "host" name the machine (OS, architecture, CPU
+model, CPU count, kernel set, detected instruction-set features), so that a
+report can be compared with the per-CPU plan in docs/performance.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd, o)
@@ -183,6 +187,8 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	}
 	fmt.Fprintf(log, "bench: %s, %d frames per request (%.1f s), %d run(s), GOMAXPROCS %d, matmul %s, kernels %s, RSS after load %.0f MiB\n",
 		info.ModelType, o.frames, float64(o.frames)*info.FrameDuration(), o.runs, runtime.GOMAXPROCS(0), info.Matmul, tensor.Kernels(), bench.RSSMB())
+	host := bench.HostInfo(tensor.Kernels())
+	fmt.Fprintf(log, "bench: host %s\n", host)
 	if o.cpuProfile != "" {
 		pf, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -209,7 +215,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
-			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(), "results": rs,
+			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(), "host": host, "results": rs,
 		})
 	}
 	bench.WriteTable(cmd.OutOrStdout(), rs)
