@@ -321,7 +321,11 @@ func TestFMA32(t *testing.T) {
 // built so that rounding to float64 then float32 is wrong.
 func TestFMA32Fast(t *testing.T) {
 	r := rand.New(rand.NewPCG(25, 26))
-	for i := range 1_000_000 {
+	n := 100_000
+	if longTests() {
+		n = 10_000_000
+	}
+	for i := range n {
 		a, b, c := math.Float32frombits(r.Uint32()), math.Float32frombits(r.Uint32()), math.Float32frombits(r.Uint32())
 		switch i % 4 {
 		case 1: // products and sums near 1
