@@ -153,10 +153,16 @@ func linearGeneric(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 	}
 	// Two chunks per thread, as the SIMD path cuts its panels.
 	j.chunk = (n + 2*threads - 1) / (2 * threads)
-	pj := new(genericJob) // only a parallel call's job lives on the heap
+	// A parallel call's job goes to the helpers, so it lives on the heap:
+	// reused, so that steady frames do not allocate one per product.
+	pj := genericJobs.Get().(*genericJob)
 	*pj = j
 	parallel(pj, (n+j.chunk-1)/j.chunk, nil)
+	*pj = genericJob{} // drop the references to the caller's slices
+	genericJobs.Put(pj)
 }
+
+var genericJobs = sync.Pool{New: func() any { return new(genericJob) }}
 
 func (j *genericJob) run(c int, _ *[]float32) {
 	j.cols(c*j.chunk, min((c+1)*j.chunk, j.w.Rows))
