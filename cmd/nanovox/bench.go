@@ -69,7 +69,11 @@ the search, so every stream is admitted at once. It prints the per-count
 table and the capacity; with --json one object whose "capacity" key holds
 it beside the per-count "results" ("complete" is false when
 --capacity-budget ran out: the capacity is then a lower bound; "at_bound"
-is true when --capacity-max itself passed).`,
+is true when --capacity-max itself passed).
+
+The header and --json's "host" name the machine (OS, architecture, CPU
+model, CPU count, kernel set, detected instruction-set features), so that a
+report can be compared with the per-CPU plan in docs/performance.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runBench(cmd, o)
@@ -202,6 +206,8 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	}
 	fmt.Fprintf(log, "bench: %s, %d frames per request (%.1f s), %d run(s), GOMAXPROCS %d, matmul %s, kernels %s, RSS after load %.0f MiB\n",
 		info.ModelType, o.frames, float64(o.frames)*info.FrameDuration(), o.runs, runtime.GOMAXPROCS(0), info.Matmul, tensor.Kernels(), bench.RSSMB())
+	host := bench.HostInfo(tensor.Kernels())
+	fmt.Fprintf(log, "bench: host %s\n", host)
 	if o.cpuProfile != "" {
 		pf, err := os.Create(o.cpuProfile)
 		if err != nil {
@@ -232,7 +238,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{
 			"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
-			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(), "results": rs,
+			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(), "host": host, "results": rs,
 		})
 	}
 	bench.WriteTable(cmd.OutOrStdout(), rs)

@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"sync"
 )
 
 // Every output element y[i, j] of Linear is computed the same way whatever
@@ -69,7 +70,7 @@ func linear(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 		linearPackedGeneric(y, x, m, w, bias, 0, w.panels())
 		return
 	}
-	linearGeneric(y, x, m, w, bias, 0, n)
+	linearGeneric(y, x, m, w, bias, serial)
 }
 
 // LinearRows computes y[m, len(rows)] = x · w[rows]ᵀ: only the listed output
@@ -129,27 +130,78 @@ func LinearRows(y, x []float32, m int, w *Mat, rows []int) {
 	}
 }
 
-// linearGeneric computes output columns [n0, n1) of y = x·wᵀ + bias from
-// row-major weights.
-func linearGeneric(y, x []float32, m int, w *Mat, bias []float32, n0, n1 int) {
-	n, k := w.Rows, w.Cols
-	var buf []float32
-	if w.BF16 != nil {
-		buf = make([]float32, k)
+// genericJob is a Linear on row-major weights by the portable code. A
+// chunk is a run of output columns: like the SIMD kernels' panels, columns
+// split over the pool without changing any value.
+type genericJob struct {
+	y, x  []float32
+	m     int
+	w     *Mat
+	bias  []float32
+	chunk int // columns per chunk
+}
+
+// linearGeneric computes y = x·wᵀ + bias from row-major weights, on the
+// pool when the work is large enough (the threshold of the SIMD path).
+func linearGeneric(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
+	j := genericJob{y: y, x: x, m: m, w: w, bias: bias}
+	n := w.Rows
+	threads := Threads()
+	if serial || threads == 1 || n < 2 || m*n*w.Cols < parMinWork {
+		j.cols(0, n)
+		return
 	}
-	for j := n0; j < n1; j++ {
-		var wr []float32
+	// Two chunks per thread, as the SIMD path cuts its panels.
+	j.chunk = (n + 2*threads - 1) / (2 * threads)
+	// A parallel call's job goes to the helpers, so it lives on the heap:
+	// reused, so that steady frames do not allocate one per product.
+	pj := genericJobs.Get().(*genericJob)
+	*pj = j
+	parallel(pj, (n+j.chunk-1)/j.chunk, nil)
+	*pj = genericJob{} // drop the references to the caller's slices
+	genericJobs.Put(pj)
+}
+
+var genericJobs = sync.Pool{New: func() any { return new(genericJob) }}
+
+func (j *genericJob) run(c int, _ *[]float32) {
+	j.cols(c*j.chunk, min((c+1)*j.chunk, j.w.Rows))
+}
+
+// wideRows holds bfloat16 weight rows widened for the portable code.
+var wideRows = sync.Pool{New: func() any { return new([]float32) }}
+
+// cols computes output columns [c0, c1) of every row: each value is
+// dotGeneric of the input row and the weight row, plus the bias (+0
+// without one, as the value has always been computed).
+func (j *genericJob) cols(c0, c1 int) {
+	w, m := j.w, j.m
+	n, k := w.Rows, w.Cols
+	var wr []float32
+	if w.BF16 != nil {
+		buf := wideRows.Get().(*[]float32)
+		defer wideRows.Put(buf)
+		if len(*buf) < k {
+			*buf = make([]float32, k)
+		}
+		wr = (*buf)[:k]
+	}
+	// One weight row against every input row: the row stays in the first
+	// level cache while the inputs stream past it. (Two or three rows per
+	// pass, sharing the input loads, measured no faster: the Go compiler
+	// spills some of their partial sums to the stack.)
+	for c := c0; c < c1; c++ {
 		if w.BF16 != nil {
-			wr = w.Row(j, buf)
+			w.Row(c, wr)
 		} else {
-			wr = w.F32[j*k : (j+1)*k]
+			wr = w.F32[c*k : (c+1)*k]
 		}
 		var b float32
-		if bias != nil {
-			b = bias[j]
+		if j.bias != nil {
+			b = j.bias[c]
 		}
 		for i := range m {
-			y[i*n+j] = dotGeneric(x[i*k:(i+1)*k], wr) + b
+			j.y[i*n+c] = dotGeneric(j.x[i*k:(i+1)*k], wr) + b
 		}
 	}
 }
@@ -196,19 +248,26 @@ func storePanel(yr, acc, bias []float32, p int) {
 	}
 }
 
-// dotGeneric is the portable dot product: four interleaved partial sums.
+// dotGeneric is the portable dot product and the definition of Linear's
+// values on row-major weights: four partial sums, s_l over the indices
+// ≡ l mod 4 of the whole groups of four, each product rounded to float32
+// before it is added (the explicit conversions forbid the compiler to fuse
+// them into FMAs, which it does on arm64 and on amd64 with GOAMD64=v3, so
+// every architecture gets the same bits); the leftover indices (len%4) go
+// into s0 in order; the result is (s0+s1)+(s2+s3).
 func dotGeneric(a, b []float32) float32 {
 	b = b[:len(a)]
 	var s0, s1, s2, s3 float32
 	i := 0
 	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+		av, bv := a[i:i+4:i+4], b[i:i+4:i+4]
+		s0 += float32(av[0] * bv[0])
+		s1 += float32(av[1] * bv[1])
+		s2 += float32(av[2] * bv[2])
+		s3 += float32(av[3] * bv[3])
 	}
 	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
+		s0 += float32(a[i] * b[i])
 	}
 	return (s0 + s1) + (s2 + s3)
 }

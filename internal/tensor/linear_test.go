@@ -116,8 +116,10 @@ func TestLinearRowIndependent(t *testing.T) {
 					}
 					threadCounts, parMins := []int{1, 2}, []int{0, 1 << 30} // always / never parallel
 					if !pack {
-						// The portable path is single-threaded.
-						threadCounts, parMins = []int{1}, []int{0}
+						// The portable path: its columns split over two
+						// threads against the one-thread reference (the
+						// race detector makes every combination slow).
+						threadCounts, parMins = []int{2}, []int{0}
 					}
 					for _, threads := range threadCounts {
 						SetThreads(threads)
@@ -317,6 +319,75 @@ func TestLinearSerial(t *testing.T) {
 						LinearSerial(got, x, m, w, bias)
 						if !slices.Equal(got, want) {
 							t.Fatalf("%dx%d %s %s %v m=%d: LinearSerial differs from Linear", n, k, tm.name, p.name, im, m)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// refDotGeneric is the definition of a row-major Linear value (dotGeneric's
+// contract) written as plainly as possible: the partial sum of lane l takes
+// the products of the indices ≡ l mod 4 of the whole groups of four, each
+// rounded to float32; the leftover indices go into lane 0.
+func refDotGeneric(a, b []float32) float32 {
+	var s [4]float32
+	whole := len(a) &^ 3
+	for i := range whole {
+		s[i%4] += float32(a[i] * b[i])
+	}
+	for i := whole; i < len(a); i++ {
+		s[0] += float32(a[i] * b[i])
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
+}
+
+// TestLinearGenericExact checks the portable Linear on row-major weights
+// (what purego builds run) bit for bit against refDotGeneric plus the bias, with
+// column counts around its three-column passes, every tail of k, and the
+// columns split over the pool or not. Unbiased outputs are refDotGeneric + 0, so a
+// −0 dot product comes out +0.
+func TestLinearGenericExact(t *testing.T) {
+	useThreads(t, Threads()) // restored at the end
+	useImpl(t, implGeneric)
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, sh := range []struct{ m, n, k int }{
+		{1, 1, 1}, {1, 2, 3}, {2, 3, 4}, {1, 4, 5}, {3, 5, 6}, {1, 7, 7}, {4, 8, 64},
+		{1, 67, 45}, {5, 96, 301}, {2, 100, 768}, {1, 257, 31}, {9, 31, 130},
+	} {
+		x := randVec(r, sh.m*sh.k)
+		bias := randVec(r, sh.n)
+		x[0] = 0 // a −0 or +0 product in lane 0 of the first row
+		for _, tm := range testMats(r, sh.n, sh.k) {
+			for _, b := range [][]float32{nil, bias} {
+				want := make([]float32, sh.m*sh.n)
+				for i := range sh.m {
+					for c := range sh.n {
+						v := refDotGeneric(x[i*sh.k:(i+1)*sh.k], tm.vals[c*sh.k:(c+1)*sh.k])
+						if b != nil {
+							v += b[c]
+						} else {
+							v += 0
+						}
+						want[i*sh.n+c] = v
+					}
+				}
+				for _, threads := range []int{1, 2} {
+					for _, par := range []bool{false, true} {
+						SetThreads(threads)
+						old := parMinWork
+						if par {
+							parMinWork = 0
+						}
+						w := tm.mk()
+						y := linearChecked(t, "Linear", x, sh.m, w, b)
+						parMinWork = old
+						for i := range y {
+							if math.Float32bits(y[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%v %s bias=%v threads=%d par=%v: y[%d,%d] = %v, want %v",
+									sh, tm.name, b != nil, threads, par, i/sh.n, i%sh.n, y[i], want[i])
+							}
 						}
 					}
 				}

@@ -226,7 +226,11 @@ func geluErf1(v float32) float32 {
 	t := r + r
 	p := geluErfCoef[len(geluErfCoef)-1]
 	for i := len(geluErfCoef) - 2; i >= 0; i-- {
-		p = fma32(p, u, geluErfCoef[i])
+		if s, ok := fma32Sum(p, u, geluErfCoef[i]); ok {
+			p = float32(s)
+		} else {
+			p = fma32(p, u, geluErfCoef[i])
+		}
 	}
 	p = fma32(-v, v*0.5, p) // p − x·(x/2), one rounding
 	h := exp32(p) * t * 0.5

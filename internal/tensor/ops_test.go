@@ -315,6 +315,48 @@ func TestFMA32(t *testing.T) {
 	}
 }
 
+// TestFMA32Fast checks fma32's direct rounding against its tie path, which
+// decides every sum with the error term, on random bit patterns (subnormal,
+// huge, infinite and NaN operands included), near-cancelling sums, and sums
+// built so that rounding to float64 then float32 is wrong.
+func TestFMA32Fast(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	n := 100_000
+	if longTests() {
+		n = 10_000_000
+	}
+	for i := range n {
+		a, b, c := math.Float32frombits(r.Uint32()), math.Float32frombits(r.Uint32()), math.Float32frombits(r.Uint32())
+		switch i % 4 {
+		case 1: // products and sums near 1
+			a, b = float32(r.NormFloat64()), float32(r.NormFloat64())
+			c = math.Nextafter32(-a*b, float32(r.NormFloat64()))
+		case 2, 3:
+			// Double rounding: c has an odd last bit and a·b is half its
+			// ulp less a part too small for float64, so the float64 sum is
+			// the midpoint, which rounds to even, away from the exact sum.
+			// Case 3 puts c in float32's subnormal range, where more than
+			// 29 bits are dropped.
+			k := 16 + r.IntN(7)
+			e, fb := r.IntN(200)-100, 23 // c's exponent and fraction bits
+			if i%4 == 3 {
+				e, fb = -127, 22
+			}
+			c = float32(math.Ldexp(1+math.Ldexp(float64(2*r.IntN(1<<(fb-1))+1), -fb), e))
+			h := e - fb - 1 // half c's ulp is 2^h
+			a = float32(math.Ldexp(1+math.Ldexp(1, -k), h/2))
+			b = float32(math.Ldexp(1-math.Ldexp(1, -k), h-h/2))
+			if r.IntN(2) == 0 {
+				a = -a
+			}
+		}
+		got, want := fma32(a, b, c), fma32Tie(a, b, c)
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fma32(%v, %v, %v) = %v, tie path %v", a, b, c, got, want)
+		}
+	}
+}
+
 func TestSoftmax(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	inf := float32(math.Inf(1))

@@ -248,7 +248,32 @@ func (j *windowsJob) run(c int, sp *[]float32) {
 // float64 and then to float32, which is the single rounding unless the
 // float64 sum lies exactly halfway between two float32 values, where the
 // sign of the float64 rounding error decides.
+//
+// Rounding s to float32 can only differ from rounding the exact p + c when
+// s is itself a float32 midpoint (the float32 neighbours and midpoints are
+// float64 values, so rounding to float64 never moves a sum across one): in
+// the normal range that is the 29 fraction bits float32 drops being
+// exactly 1000…0. Every other sum is rounded directly, without the error
+// term; the rest (and float32's subnormal range, where more bits are
+// dropped) go through fma32Tie.
 func fma32(a, b, c float32) float32 {
+	if s, ok := fma32Sum(a, b, c); ok {
+		return float32(s)
+	}
+	return fma32Tie(a, b, c)
+}
+
+// fma32Sum returns a·b + c rounded to float64 and whether rounding that to
+// float32 is fma32's result. It is small enough to be inlined into the hot
+// loops, which call fma32 only when ok is false (about one sum in 2²⁹).
+func fma32Sum(a, b, c float32) (s float64, ok bool) {
+	s = float64(a)*float64(b) + float64(c) // exact product: fusing changes nothing
+	bits := math.Float64bits(s)
+	return s, bits&(1<<29-1) != 1<<28 && bits<<1 >= (1023-126)<<53
+}
+
+// fma32Tie is fma32 for the sums fma32Sum cannot round directly.
+func fma32Tie(a, b, c float32) float32 {
 	p := float64(a) * float64(b)
 	s := p + float64(c)
 	r := float32(s)
@@ -288,7 +313,20 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 	}
 	q := j.q[i*j.ldq+off : i*j.ldq+off+hd]
 	lo := j.lo[i]
-	for n := range s {
+	n0 := 0
+	if !kv.BF16Scores && !kv.bf16() {
+		// Four keys at a time: four independent chains hide the latency
+		// of each.
+		for ; n0+4 <= len(s); n0 += 4 {
+			r0 := kv.row(lo+n0)*kv.Stride + koff
+			r1 := kv.row(lo+n0+1)*kv.Stride + koff
+			r2 := kv.row(lo+n0+2)*kv.Stride + koff
+			r3 := kv.row(lo+n0+3)*kv.Stride + koff
+			a0, a1, a2, a3 := fmaChain4(q, kv.K[r0:r0+hd], kv.K[r1:r1+hd], kv.K[r2:r2+hd], kv.K[r3:r3+hd])
+			s[n0], s[n0+1], s[n0+2], s[n0+3] = a0*j.scale, a1*j.scale, a2*j.scale, a3*j.scale
+		}
+	}
+	for n := n0; n < len(s); n++ {
 		r := kv.row(lo+n)*kv.Stride + koff
 		if kv.BF16Scores {
 			s[n] = scoreDot(q, kv.K16[r:r+hd]) * j.scale
@@ -300,11 +338,7 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 		} else {
 			k = kv.K[r : r+hd]
 		}
-		var acc float32
-		for c, qc := range q {
-			acc = fma32(qc, k[c], acc)
-		}
-		s[n] = acc * j.scale
+		s[n] = fmaChain(q, k) * j.scale
 	}
 	mx := float32(math.Inf(-1))
 	for _, v := range s {
@@ -335,8 +369,50 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 		} else {
 			v = kv.V[r : r+hd]
 		}
-		for c := range o {
-			o[c] = fma32(p, v[c], o[c])
+		fmaAxpy(o, p, v)
+	}
+}
+
+// fmaChain returns the chain acc = fma32(q[c], k[c], acc) over c from zero.
+func fmaChain(q, k []float32) float32 {
+	k = k[:len(q)]
+	var acc float32
+	for c, qc := range q {
+		if s, ok := fma32Sum(qc, k[c], acc); ok {
+			acc = float32(s)
+		} else {
+			acc = fma32(qc, k[c], acc)
+		}
+	}
+	return acc
+}
+
+// fmaChain4 is fmaChain of q with four keys at once.
+func fmaChain4(q, k0, k1, k2, k3 []float32) (a0, a1, a2, a3 float32) {
+	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
+	for c, qc := range q {
+		s0, ok0 := fma32Sum(qc, k0[c], a0)
+		s1, ok1 := fma32Sum(qc, k1[c], a1)
+		s2, ok2 := fma32Sum(qc, k2[c], a2)
+		s3, ok3 := fma32Sum(qc, k3[c], a3)
+		if ok0 && ok1 && ok2 && ok3 {
+			a0, a1, a2, a3 = float32(s0), float32(s1), float32(s2), float32(s3)
+			continue
+		}
+		a0, a1 = fma32(qc, k0[c], a0), fma32(qc, k1[c], a1)
+		a2, a3 = fma32(qc, k2[c], a2), fma32(qc, k3[c], a3)
+	}
+	return a0, a1, a2, a3
+}
+
+// fmaAxpy sets o[c] = fma32(p, v[c], o[c]) for every c.
+func fmaAxpy(o []float32, p float32, v []float32) {
+	v = v[:len(o)]
+	for c, oc := range o {
+		if s, ok := fma32Sum(p, v[c], oc); ok {
+			o[c] = float32(s)
+		} else {
+			o[c] = fma32(p, v[c], oc)
 		}
 	}
 }
@@ -549,7 +625,11 @@ func exp32(x float32) float32 {
 	r = fma32(-n, ln2Lo32, r)
 	p := exp32Coef[exp32Terms-1]
 	for i := exp32Terms - 2; i >= 0; i-- {
-		p = fma32(p, r, exp32Coef[i])
+		if s, ok := fma32Sum(p, r, exp32Coef[i]); ok {
+			p = float32(s)
+		} else {
+			p = fma32(p, r, exp32Coef[i])
+		}
 	}
 	e := int32(math.Float32bits(y)-math.Float32bits(magic32)) + 127
 	return p * math.Float32frombits(uint32(e)<<23)
