@@ -180,7 +180,9 @@ func (m *Mat) i8Row(i int, dst []float32, add bool) {
 	_, sw := m.i8Trailer(i)
 	base := (i/panelCols)*i8PanelLen(m.Cols) + (i%panelCols)*quantStep
 	for c := range dst[:m.Cols] {
-		v := float32(m.pq[base+(c/quantStep)*quantStep*panelCols+c%quantStep]) * sw
+		// float32(…) rounds the product: without it the compiler may fuse
+		// it into dst[c] += v on arm64 (and amd64 v3), changing the sum.
+		v := float32(float32(m.pq[base+(c/quantStep)*quantStep*panelCols+c%quantStep]) * sw)
 		if add {
 			dst[c] += v
 		} else {

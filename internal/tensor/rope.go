@@ -125,9 +125,11 @@ func (r *RoPE) Rotate(x, cos, sin []float32) {
 	for h := 0; h+r.HeadDim <= len(x); h += r.HeadDim {
 		v := x[h : h+r.HeadDim]
 		for i := range half {
+			// Products rounded before the sums (float32(…)), as in
+			// RotatePairs: Go may fuse a*b-c into one FMA on arm64.
 			a, b := v[2*i], v[2*i+1]
-			v[2*i] = a*cs[i] - b*sn[i]
-			v[2*i+1] = b*cs[i] + a*sn[i]
+			v[2*i] = float32(a*cs[i]) - float32(b*sn[i])
+			v[2*i+1] = float32(b*cs[i]) + float32(a*sn[i])
 		}
 	}
 }
