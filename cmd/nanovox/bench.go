@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -236,10 +237,9 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	if o.asJSON {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{
-			"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
-			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(), "host": host, "results": rs,
-		})
+		out := jsonRun(info, o)
+		out["results"] = rs
+		return enc.Encode(out)
 	}
 	bench.WriteTable(cmd.OutOrStdout(), rs)
 	return nil
@@ -313,14 +313,25 @@ func runCapacity(cmd *cobra.Command, o *benchOptions, fam engine.Family, cfg ben
 	if o.asJSON {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{
-			"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
-			"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(),
+		out := jsonRun(info, o)
+		maps.Copy(out, map[string]any{
 			"mode": cfg.Modes[0], "voice": cfg.Voices[0], "capacity_max": o.capacity.max,
 			"max_rtf_p95": bench.MaxRealTimeRTF, "realtime_limit": false,
 			"capacity": c.Capacity, "at_bound": c.AtBound, "complete": c.Complete, "results": c.Results,
 		})
+		return enc.Encode(out)
 	}
 	bench.WriteCapacity(cmd.OutOrStdout(), c)
 	return nil
+}
+
+// jsonRun is what every --json output says about the run: the model, the
+// settings and the machine (host), so that a report can be compared with
+// another.
+func jsonRun(info engine.Info, o *benchOptions) map[string]any {
+	return map[string]any{
+		"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
+		"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(),
+		"host": bench.HostInfo(tensor.Kernels()),
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,7 @@ func TestBenchCapacityJSON(t *testing.T) {
 		AtBound  bool  `json:"at_bound"`
 		Mode     string
 		Voice    string
+		Host     struct{ Arch, Kernels string }
 		Results  []struct {
 			Mode      string
 			Voice     string
@@ -34,7 +36,7 @@ func TestBenchCapacityJSON(t *testing.T) {
 	if err := json.Unmarshal(r.stdout, &out); err != nil {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
-	if out.Capacity == nil || out.Complete == nil || !*out.Complete || len(out.Results) == 0 || out.Mode != "streamed" || out.Voice != "saved" {
+	if out.Capacity == nil || out.Complete == nil || !*out.Complete || len(out.Results) == 0 || out.Mode != "streamed" || out.Voice != "saved" || out.Host.Arch != runtime.GOARCH || out.Host.Kernels == "" {
 		t.Fatalf("JSON: %s", r.stdout)
 	}
 	for _, res := range out.Results {
