@@ -235,11 +235,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	}
 	fmt.Fprintf(log, "bench: done in %.1fs\n", time.Since(start).Seconds())
 	if o.asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		out := jsonRun(info, o)
-		out["results"] = rs
-		return enc.Encode(out)
+		return writeJSON(cmd, info, o, map[string]any{"results": rs})
 	}
 	bench.WriteTable(cmd.OutOrStdout(), rs)
 	return nil
@@ -311,27 +307,27 @@ func runCapacity(cmd *cobra.Command, o *benchOptions, fam engine.Family, cfg ben
 	}
 	fmt.Fprintf(log, "bench: done in %.1fs\n", time.Since(start).Seconds())
 	if o.asJSON {
-		enc := json.NewEncoder(cmd.OutOrStdout())
-		enc.SetIndent("", "  ")
-		out := jsonRun(info, o)
-		maps.Copy(out, map[string]any{
+		return writeJSON(cmd, info, o, map[string]any{
 			"mode": cfg.Modes[0], "voice": cfg.Voices[0], "capacity_max": o.capacity.max,
 			"max_rtf_p95": bench.MaxRealTimeRTF, "realtime_limit": false,
 			"capacity": c.Capacity, "at_bound": c.AtBound, "complete": c.Complete, "results": c.Results,
 		})
-		return enc.Encode(out)
 	}
 	bench.WriteCapacity(cmd.OutOrStdout(), c)
 	return nil
 }
 
-// jsonRun is what every --json output says about the run: the model, the
-// settings and the machine (host), so that a report can be compared with
-// another.
-func jsonRun(info engine.Info, o *benchOptions) map[string]any {
-	return map[string]any{
+// writeJSON prints one --json object: what every output says about the run
+// (the model, the settings and the machine, so that a report can be
+// compared with another) and the fields of this kind of run.
+func writeJSON(cmd *cobra.Command, info engine.Info, o *benchOptions, fields map[string]any) error {
+	out := map[string]any{
 		"model": info.Name, "model_type": info.ModelType, "frames": o.frames, "runs": o.runs,
 		"gomaxprocs": runtime.GOMAXPROCS(0), "matmul": info.Matmul.String(), "kernels": tensor.Kernels(),
 		"host": bench.HostInfo(tensor.Kernels()),
 	}
+	maps.Copy(out, fields)
+	enc := json.NewEncoder(cmd.OutOrStdout())
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
 }

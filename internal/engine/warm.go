@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"io"
 )
 
 // Warm runs one short request through every stage — reference encoding,
@@ -16,18 +15,7 @@ func (e *Engine) Warm(ctx context.Context, ref []float32) error {
 	p := e.fam.DefaultParams()
 	p.MaxFrames = 3
 	p.IgnoreEOS = true
-	st, err := e.Submit(ctx, Request{Text: "Warm up, 1 2 3.", RefPCM: ref, Params: p, FirstChunkFrames: 1, ChunkFrames: 1})
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	for {
-		if _, err := st.Next(ctx); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
+	return e.run(ctx, Request{Text: "Warm up, 1 2 3.", RefPCM: ref, Params: p, FirstChunkFrames: 1, ChunkFrames: 1})
 }
 
 // WarmPrefix computes a voice's prompt prefix into the prefix cache ahead of

@@ -141,21 +141,6 @@ func bf16DotJob(set *gemmSet[uint16], y []float32, xb []uint16, m int, w *Mat, b
 		lda: kp, kIter: kp, panelLen: 2 * panelCols * kp, colStep: 2, bias: bias}
 }
 
-// linearInt8SIMD runs an int8 Linear on the VPDPBUSD kernels of the active
-// kernel set if the CPU has them.
-func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32, serial bool) bool {
-	set := i8SetFor(active)
-	if set == nil {
-		return false
-	}
-	kq := i8K(w.Cols)
-	rows := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xq))), len(xq))
-	j := linearJob[int8]{set: set, y: y, x: rows, m: m, wd: w.pq, n: w.Rows,
-		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias, parMinRows: int8ParMinRows, serial: serial}
-	j.run1()
-	return true
-}
-
 // absMaxSIMD is absMaxBits for the longest prefix of v that fills whole
 // vectors; it returns that maximum and the prefix's length.
 func absMaxSIMD(v []float32) (uint32, int) {

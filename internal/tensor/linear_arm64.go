@@ -2,10 +2,6 @@
 
 package tensor
 
-import (
-	"unsafe"
-)
-
 // The float32 Linear on arm64: the generated NEON tiles (kernels_arm64.s)
 // over the panel-packed weights, driven by linear_driver.go like the
 // amd64 tiles. float32 and bfloat16 panels (Pack of a BF16 matrix)
@@ -39,17 +35,3 @@ func linearSIMD(y, x []float32, m int, w *Mat, bias []float32, serial bool) bool
 
 // gemmSetI8 indexes the int8 tiles where the CPU has SDOT.
 var gemmSetI8 = newGemmSet(gemmTilesI8)
-
-// linearInt8SIMD runs an int8 Linear on the SDOT tiles if the CPU has them.
-func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32, serial bool) bool {
-	set := i8SetFor(active)
-	if set == nil {
-		return false
-	}
-	kq := i8K(w.Cols)
-	rows := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xq))), len(xq))
-	j := linearJob[int8]{set: set, y: y, x: rows, m: m, wd: w.pq, n: w.Rows,
-		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias, parMinRows: int8ParMinRows, serial: serial}
-	j.run1()
-	return true
-}

@@ -2,7 +2,10 @@
 
 package tensor
 
-import "sync"
+import (
+	"sync"
+	"unsafe"
+)
 
 // The driver of the SIMD Linear kernels, shared by every architecture that
 // has them (the tiles themselves are generated per architecture: see
@@ -172,3 +175,18 @@ type padBuf struct {
 }
 
 var padPool = sync.Pool{New: func() any { return new(padBuf) }}
+
+// linearInt8SIMD runs an int8 Linear on the int8 tiles of the active kernel
+// set (VPDPBUSD on amd64, SDOT on arm64) if the CPU has them.
+func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32, serial bool) bool {
+	set := i8SetFor(active)
+	if set == nil {
+		return false
+	}
+	kq := i8K(w.Cols)
+	rows := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xq))), len(xq))
+	j := linearJob[int8]{set: set, y: y, x: rows, m: m, wd: w.pq, n: w.Rows,
+		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias, parMinRows: int8ParMinRows, serial: serial}
+	j.run1()
+	return true
+}
