@@ -66,8 +66,9 @@ func undocumented(t *testing.T, root string) []string {
 }
 
 // TestEveryPackageDocumented: every package of the module says what it is
-// for in a package doc comment (CONVENTIONS.md), so a newcomer's go doc
-// and the package map in docs/development.md have something to show.
+// for in a package doc comment (a rule of docs/development.md's
+// Conventions), so a newcomer's go doc and the package map there have
+// something to show.
 func TestEveryPackageDocumented(t *testing.T) {
 	if missing := undocumented(t, "../.."); len(missing) > 0 {
 		t.Errorf("packages without a package doc comment (add one, e.g. in doc.go): %s", strings.Join(missing, ", "))
