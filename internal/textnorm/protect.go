@@ -141,9 +141,7 @@ func protectURLs(s []rune, p *protected) []rune {
 					e++
 				}
 				if e > u {
-					ed.out = p.add(ed.at(i), s[i:e])
-					ed.last = e
-					i = e
+					i = ed.protect(p, i, e)
 					continue
 				}
 			}
@@ -191,9 +189,7 @@ func protectEmails(s []rune, p *protected) []rune {
 				r, lastNonLetter := domain.at(s, a+1)
 				q := lastNonLetter + 1 // start of the trailing letters
 				if lastNonLetter >= a+2 && s[lastNonLetter] == '.' && r-q >= 2 && (r == len(s) || !isWord(s[r])) {
-					ed.out = p.add(ed.at(i), s[i:r])
-					ed.last = r
-					i = r
+					i = ed.protect(p, i, r)
 					continue
 				}
 			}
@@ -226,9 +222,7 @@ func protectMentions(s []rune, p *protected) []rune {
 					}
 					p.exact = containsASCII(s[i:f], "PROT")
 				}
-				ed.out = p.add(ed.at(i), s[i:e])
-				ed.last = e
-				i = e
+				i = ed.protect(p, i, e)
 				continue
 			}
 		}
@@ -251,9 +245,7 @@ func protectReddit(s []rune, p *protected) []rune {
 				e++
 			}
 			if e > i+2 {
-				ed.out = p.add(ed.at(i), s[i:e])
-				ed.last = e
-				i = e
+				i = ed.protect(p, i, e)
 				continue
 			}
 		}
@@ -276,9 +268,7 @@ func protectHashtags(s []rune, p *protected) []rune {
 				e++
 			}
 			if e > i+1 {
-				ed.out = p.add(ed.at(i), s[i:e])
-				ed.last = e
-				i = e
+				i = ed.protect(p, i, e)
 				continue
 			}
 		}
@@ -303,9 +293,7 @@ func protectDotTokens(s []rune, p *protected) []rune {
 	for i < len(s) {
 		if s[i] == '.' && (i == 0 || !isASCIIWord(s[i-1])) {
 			if e, lastAlnum := run.at(s, i+1); lastAlnum >= i+1 {
-				ed.out = p.add(ed.at(i), s[i:e])
-				ed.last = e
-				i = e
+				i = ed.protect(p, i, e)
 				continue
 			}
 		}
@@ -346,13 +334,19 @@ func protectFileLike(s []rune, p *protected) []rune {
 			r, lastLetter := run.at(s, i)
 			_, lastSep := seps.at(s, i)
 			if lastLetter >= i && lastSep >= i {
-				ed.out = p.add(ed.at(i), s[i:r])
-				ed.last = r
-				i = r
+				i = ed.protect(p, i, r)
 				continue
 			}
 		}
 		i++
 	}
 	return ed.result()
+}
+
+// protect replaces s[i:e] with a placeholder of p that keeps it from the
+// normalization, and returns e, where the scan goes on.
+func (e *editor) protect(p *protected, i, end int) int {
+	e.out = p.add(e.at(i), e.s[i:end])
+	e.last = end
+	return end
 }
