@@ -175,6 +175,17 @@ func gemmKernel(g *gen, bf16 bool, t gemmTile) {
 	g.i("SUB $1, R19, R19")
 	g.i("CBNZ R19, loop1")
 	g.i("done:")
+	storeTile(g, t, nv, w0, "R20")
+}
+
+// storeTile ends a tile kernel whose accumulators (rows × nv vectors,
+// register r·nv+v) hold the sums: adds the bias (loaded in groups of four
+// vectors into V(w0)…V(w0+3)) if the bias pointer is not nil, stores each
+// row at c + r·ldc through the scratch register tmp, and returns.
+func storeTile(g *gen, t gemmTile, nv, w0 int, tmp string) {
+	groups := nv / 4
+	acc := func(r, v int) int { return r*nv + v }
+	wregs := fmt.Sprintf("[V%d.S4, V%d.S4, V%d.S4, V%d.S4]", w0, w0+1, w0+2, w0+3)
 	g.i("MOVD bias+56(FP), R7")
 	g.i("CBZ R7, nobias")
 	for q := 0; q < groups; q++ {
@@ -191,10 +202,10 @@ func gemmKernel(g *gen, bf16 bool, t gemmTile) {
 	g.i("MOVD ldc+48(FP), R6")
 	g.i("LSL $2, R6, R6")
 	for r := 0; r < t.rows; r++ {
-		g.i("MOVD R5, R20")
+		g.i("MOVD R5, %s", tmp)
 		for q := 0; q < groups; q++ {
 			a := acc(r, 4*q)
-			g.i("VST1.P [V%d.S4, V%d.S4, V%d.S4, V%d.S4], 64(R20)", a, a+1, a+2, a+3)
+			g.i("VST1.P [V%d.S4, V%d.S4, V%d.S4, V%d.S4], 64(%s)", a, a+1, a+2, a+3, tmp)
 		}
 		if r < t.rows-1 {
 			g.i("ADD R6, R5, R5")

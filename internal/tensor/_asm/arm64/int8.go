@@ -146,30 +146,5 @@ func i8Kernel(g *gen, t gemmTile) {
 			g.word(sameS(opFMUL, d, d, xr(r)), sameSText(opFMUL, d, d, xr(r)))
 		}
 	}
-	g.i("MOVD bias+56(FP), R7")
-	g.i("CBZ R7, nobias")
-	for q := 0; q < groups; q++ {
-		g.i("VLD1.P 64(R7), %s", wregs)
-		for r := 0; r < t.rows; r++ {
-			for v := 0; v < 4; v++ {
-				d := acc(r, 4*q+v)
-				g.word(sameS(opFADD, d, d, w0+v), sameSText(opFADD, d, d, w0+v))
-			}
-		}
-	}
-	g.i("nobias:")
-	g.i("MOVD c+40(FP), R5")
-	g.i("MOVD ldc+48(FP), R6")
-	g.i("LSL $2, R6, R6")
-	for r := 0; r < t.rows; r++ {
-		g.i("MOVD R5, R22")
-		for q := 0; q < groups; q++ {
-			a := acc(r, 4*q)
-			g.i("VST1.P [V%d.S4, V%d.S4, V%d.S4, V%d.S4], 64(R22)", a, a+1, a+2, a+3)
-		}
-		if r < t.rows-1 {
-			g.i("ADD R6, R5, R5")
-		}
-	}
-	g.i("RET")
+	storeTile(g, t, nv, w0, "R22")
 }
