@@ -69,6 +69,7 @@ func main() {
 	genInt8(&g)
 	genAttention(&g)
 	genVector(&g)
+	genWindows(&g)
 	if err := os.WriteFile(*asmOut, g.asm.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
