@@ -1144,3 +1144,8 @@ var windowKernelsNEON4 = windowKernels{
 	pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16NEONx4_1, mqPVBF16NEONx4_2, mqPVBF16NEONx4_3, mqPVBF16NEONx4_4},
 	pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16NEONx4_1, mqPVMaskBF16NEONx4_2, mqPVMaskBF16NEONx4_3, mqPVMaskBF16NEONx4_4},
 }
+
+// geluErfNEON applies the exact GELU x·Φ(x) in float32 to x[i], i < n, n a multiple of 4.
+//
+//go:noescape
+func geluErfNEON(x *float32, n int)

@@ -51,6 +51,7 @@ const (
 	opBIC   = 0x4e601c00 // BIC   <Vd>.16B, <Vn>.16B, <Vm>.16B (n AND NOT m)
 	opFADDD = 0x4e60d400 // FADD  <Vd>.2D, <Vn>.2D, <Vm>.2D  (sz=1)
 	opFDIVD = 0x6e60fc00 // FDIV  <Vd>.2D, <Vn>.2D, <Vm>.2D  (U=1, sz=1, opcode 11111)
+	opFDIV  = 0x6e20fc00 // FDIV  <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=1, sz=0, opcode 11111)
 )
 
 // sameNames are the Arm-syntax forms of the three-register operations.
@@ -59,7 +60,7 @@ var sameNames = map[uint32]string{
 	opFMUL: "FMUL V%d.4S, V%d.4S, V%d.4S", opFSUB: "FSUB V%d.4S, V%d.4S, V%d.4S",
 	opFCMGT: "FCMGT V%d.4S, V%d.4S, V%d.4S", opCMGT: "CMGT V%d.4S, V%d.4S, V%d.4S",
 	opBIC: "BIC V%d.16B, V%d.16B, V%d.16B", opFADDD: "FADD V%d.2D, V%d.2D, V%d.2D",
-	opFDIVD: "FDIV V%d.2D, V%d.2D, V%d.2D",
+	opFDIVD: "FDIV V%d.2D, V%d.2D, V%d.2D", opFDIV: "FDIV V%d.4S, V%d.4S, V%d.4S",
 }
 
 // sameS encodes the three-register vector instruction op (on .4S unless

@@ -51,6 +51,8 @@ func TestSameS(t *testing.T) {
 		{opFADDD, 31, 17, 5, 0x4e65d63f}, // fadd v31.2d, v17.2d, v5.2d
 		{opFDIVD, 0, 1, 2, 0x6e62fc20},   // fdiv v0.2d, v1.2d, v2.2d
 		{opFDIVD, 29, 18, 7, 0x6e67fe5d}, // fdiv v29.2d, v18.2d, v7.2d
+		{opFDIV, 0, 1, 2, 0x6e22fc20},    // fdiv v0.4s, v1.4s, v2.4s
+		{opFDIV, 29, 18, 7, 0x6e27fe5d},  // fdiv v29.4s, v18.4s, v7.4s
 	} {
 		if got := sameS(tc.op, tc.d, tc.n, tc.m); got != tc.want {
 			t.Errorf("%s = %#08x, want %#08x", sameSText(tc.op, tc.d, tc.n, tc.m), got, tc.want)

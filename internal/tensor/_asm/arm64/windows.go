@@ -263,16 +263,28 @@ const (
 	exp32Terms = 8
 )
 
-// expRegs are the registers holding exp32's constants, broadcast.
+// expRegs are the registers holding exp32's constants, broadcast, and its
+// coefficients c[i] = float32(1/i!), four to a register: c_i in lane i%4
+// of V(c[i/4]), broadcast when used (so that the polynomial's constants
+// take two registers, not eight).
 type expRegs struct {
 	lo, log2e, magic, ln2hi, ln2lo, bias, zero int
-	c                                          [exp32Terms]int // c[i] = float32(1/i!)
+	c                                          [(exp32Terms + 3) / 4]int
 }
 
 // dupF32 fills V(r) with the 32-bit pattern bits (R13 clobbered).
 func dupF32(g *gen, r int, bits uint32) {
 	g.i("MOVD $0x%x, R13", bits)
 	g.i("VDUP R13, V%d.S4", r)
+}
+
+// packF32 puts the float32 values vs into the lanes of V(regs[0]),
+// V(regs[1])… in order, four to a register (R13 clobbered).
+func packF32(g *gen, regs []int, vs []float32) {
+	for i, v := range vs {
+		g.i("MOVD $0x%x, R13", math.Float32bits(v))
+		g.i("VMOV R13, V%d.S[%d]", regs[i/4], i%4)
+	}
 }
 
 // loadExpConsts fills the registers of e.
@@ -283,15 +295,36 @@ func loadExpConsts(g *gen, e *expRegs) {
 	f(e.magic, magic32)
 	f(e.ln2hi, ln2Hi32)
 	f(e.ln2lo, ln2Lo32)
+	var c [exp32Terms]float32
 	fact := 1.0
-	for i := range exp32Terms {
+	for i := range c {
 		if i > 0 {
 			fact *= float64(i)
 		}
-		f(e.c[i], float32(1/fact))
+		c[i] = float32(1 / fact)
 	}
+	packF32(g, e.c[:], c[:])
 	dupF32(g, e.bias, 127)
 	g.i("VEOR V%d.B16, V%[1]d.B16, V%[1]d.B16", e.zero)
+}
+
+// horner leaves in V(p) the polynomial Σ coef_i·x^i by Horner's rule with
+// fused steps, p = coef_i + p·x from the highest coefficient down, the
+// coefficients packed four to a register in V(pack[i/4]) lane i%4 (n of
+// them); V(u) is the other accumulator of the alternation (FMLA's
+// destination starts as the coefficient). Every lane does the portable
+// loop's operations.
+func horner(g *gen, pack []int, n, x, p, u int) {
+	dup := func(d, i int) { g.i("VDUP V%d.S[%d], V%d.S4", pack[i/4], i%4, d) }
+	regs := [2]int{p, u}
+	cur := regs[(n-1)%2]
+	dup(cur, n-1)
+	for i := n - 2; i >= 0; i-- {
+		d := regs[i%2]
+		dup(d, i)
+		g.i("VFMLA V%d.S4, V%d.S4, V%d.S4", x, cur, d) // d = coef_i + cur·x, fused
+		cur = d
+	}
 }
 
 // exp32NEON leaves exp32(V(x)) lane-wise in V(p), clobbering V(x) and the
@@ -318,19 +351,7 @@ func exp32NEON(g *gen, e *expRegs, x, p int, t [4]int) {
 	w(opFSUB, n, y, e.magic)
 	g.i("VFMLS V%d.S4, V%d.S4, V%d.S4", e.ln2hi, n, x) // x −= n·ln2hi, fused
 	g.i("VFMLS V%d.S4, V%d.S4, V%d.S4", e.ln2lo, n, x)
-	// Horner: p = c_i + p·x, alternating between p and u so that the
-	// accumulator (FMLA's destination) starts as the constant.
-	cur := e.c[exp32Terms-1]
-	regs := [2]int{p, u}
-	for i := exp32Terms - 2; i >= 0; i-- {
-		d := regs[i%2]
-		g.i("VORR V%d.B16, V%[1]d.B16, V%d.B16", e.c[i], d)
-		g.i("VFMLA V%d.S4, V%d.S4, V%d.S4", x, cur, d) // d = c_i + cur·x, fused
-		cur = d
-	}
-	if cur != p {
-		panic("exp32NEON: Horner must end in p")
-	}
+	horner(g, e.c[:], exp32Terms, x, p, u)
 	g.i("VSUB V%d.S4, V%d.S4, V%d.S4", e.magic, y, y) // integer: n
 	g.i("VADD V%d.S4, V%d.S4, V%d.S4", e.bias, y, y)
 	g.i("VSHL $23, V%d.S4, V%[1]d.S4", y)
@@ -363,11 +384,8 @@ func mqSoftmaxNEON(g *gen) {
 		s0, s1 = 30, 31 // float64 sums of lanes 0, 1 and of lanes 2, 3
 		tmp0   = 0      // temporaries V0…V7
 	)
-	// exp32's constants: V8…V22.
-	e := &expRegs{lo: 8, log2e: 9, magic: 10, ln2hi: 11, ln2lo: 12, bias: 13, zero: 14}
-	for i := range e.c {
-		e.c[i] = 15 + i
-	}
+	// exp32's constants: V8…V16.
+	e := &expRegs{lo: 8, log2e: 9, magic: 10, ln2hi: 11, ln2lo: 12, bias: 13, zero: 14, c: [2]int{15, 16}}
 	g.i("MOVD win+24(FP), R3")
 	g.i("VLD1 (R3), [V%d.S4, V%d.S4]", lo, hi)
 	g.i("MOVD stride+16(FP), R2")
