@@ -7,8 +7,8 @@ import "golang.org/x/sys/cpu"
 // The arm64 kernel set: Advanced SIMD (NEON), which every arm64 CPU has.
 // The entry points below without a NEON kernel report that they did
 // nothing, as in kernels_portable.go, and their callers run the portable
-// code; the accelerated ones are in linear_arm64.go, attend_arm64.go and
-// ops_arm64.go.
+// code; the accelerated ones are in linear_arm64.go, attend_arm64.go,
+// window_arm64.go (with the shared window_driver.go) and ops_arm64.go.
 
 func detectImpl() impl {
 	if implAvailable(implNEON) {

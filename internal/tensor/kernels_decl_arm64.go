@@ -516,3 +516,636 @@ func axpyNEON(y *float32, a float32, x *float32, n int)
 //
 //go:noescape
 func addMulNEON(y, s, x *float32, n int)
+
+// mqScoresNEON computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd elements, stride elements apart.
+//
+//go:noescape
+func mqScoresNEON(qT *float32, k *float32, stride, n, hd int, scale float32, sT *float32, pf *float32)
+
+// mqPVNEON_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_1(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_1(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_2(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_2(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_3(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_3(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_4(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_4(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_5(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_5(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_6(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_6(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_7(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_7(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_8(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_8(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_9 accumulates probability-weighted values into 9 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_9(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_9 accumulates probability-weighted values into 9 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_9(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_10 accumulates probability-weighted values into 10 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_10(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_10 accumulates probability-weighted values into 10 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_10(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_11 accumulates probability-weighted values into 11 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_11(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_11 accumulates probability-weighted values into 11 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_11(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_12 accumulates probability-weighted values into 12 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_12(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_12 accumulates probability-weighted values into 12 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_12(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_13 accumulates probability-weighted values into 13 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_13(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_13 accumulates probability-weighted values into 13 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_13(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_14 accumulates probability-weighted values into 14 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_14(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_14 accumulates probability-weighted values into 14 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_14(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_15 accumulates probability-weighted values into 15 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_15(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_15 accumulates probability-weighted values into 15 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_15(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEON_16 accumulates probability-weighted values into 16 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEON_16(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEON_16 accumulates probability-weighted values into 16 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEON_16(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqScoresBF16NEON computes the scaled scores of a tile of 1 transposed query vectors against n keys of hd elements, stride elements apart.
+//
+//go:noescape
+func mqScoresBF16NEON(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32, pf *uint16)
+
+// mqPVBF16NEON_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_1(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_1 accumulates probability-weighted values into 1 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_1(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_2(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_2 accumulates probability-weighted values into 2 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_2(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_3(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_3 accumulates probability-weighted values into 3 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_3(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_4(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_4 accumulates probability-weighted values into 4 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_4(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_5(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_5 accumulates probability-weighted values into 5 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_5(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_6(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_6 accumulates probability-weighted values into 6 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_6(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_7(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_7 accumulates probability-weighted values into 7 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_7(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_8(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_8 accumulates probability-weighted values into 8 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_8(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_9 accumulates probability-weighted values into 9 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_9(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_9 accumulates probability-weighted values into 9 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_9(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_10 accumulates probability-weighted values into 10 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_10(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_10 accumulates probability-weighted values into 10 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_10(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_11 accumulates probability-weighted values into 11 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_11(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_11 accumulates probability-weighted values into 11 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_11(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_12 accumulates probability-weighted values into 12 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_12(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_12 accumulates probability-weighted values into 12 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_12(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_13 accumulates probability-weighted values into 13 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_13(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_13 accumulates probability-weighted values into 13 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_13(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_14 accumulates probability-weighted values into 14 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_14(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_14 accumulates probability-weighted values into 14 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_14(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_15 accumulates probability-weighted values into 15 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_15(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_15 accumulates probability-weighted values into 15 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_15(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEON_16 accumulates probability-weighted values into 16 transposed output dimensions of a 1-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEON_16(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEON_16 accumulates probability-weighted values into 16 transposed output dimensions of a 1-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEON_16(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqScoresNEONx2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd elements, stride elements apart.
+//
+//go:noescape
+func mqScoresNEONx2(qT *float32, k *float32, stride, n, hd int, scale float32, sT *float32, pf *float32)
+
+// mqPVNEONx2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx2_1(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx2_1(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx2_2(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx2_2(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx2_3(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx2_3(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx2_4(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx2_4(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx2_5(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx2_5(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx2_6(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx2_6(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx2_7(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx2_7(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx2_8(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx2_8(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqScoresBF16NEONx2 computes the scaled scores of a tile of 2 transposed query vectors against n keys of hd elements, stride elements apart.
+//
+//go:noescape
+func mqScoresBF16NEONx2(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32, pf *uint16)
+
+// mqPVBF16NEONx2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx2_1(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx2_1 accumulates probability-weighted values into 1 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx2_1(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx2_2(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx2_2 accumulates probability-weighted values into 2 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx2_2(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx2_3(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx2_3 accumulates probability-weighted values into 3 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx2_3(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx2_4(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx2_4 accumulates probability-weighted values into 4 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx2_4(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx2_5(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx2_5 accumulates probability-weighted values into 5 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx2_5(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx2_6(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx2_6 accumulates probability-weighted values into 6 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx2_6(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx2_7(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx2_7 accumulates probability-weighted values into 7 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx2_7(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 2-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx2_8(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx2_8 accumulates probability-weighted values into 8 transposed output dimensions of a 2-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx2_8(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqScoresNEONx4 computes the scaled scores of a tile of 4 transposed query vectors against n keys of hd elements, stride elements apart.
+//
+//go:noescape
+func mqScoresNEONx4(qT *float32, k *float32, stride, n, hd int, scale float32, sT *float32, pf *float32)
+
+// mqPVNEONx4_1 accumulates probability-weighted values into 1 transposed output dimensions of a 4-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx4_1(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx4_1 accumulates probability-weighted values into 1 transposed output dimensions of a 4-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx4_1(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx4_2 accumulates probability-weighted values into 2 transposed output dimensions of a 4-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx4_2(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx4_2 accumulates probability-weighted values into 2 transposed output dimensions of a 4-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx4_2(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx4_3 accumulates probability-weighted values into 3 transposed output dimensions of a 4-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx4_3(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx4_3 accumulates probability-weighted values into 3 transposed output dimensions of a 4-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx4_3(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqPVNEONx4_4 accumulates probability-weighted values into 4 transposed output dimensions of a 4-vector tile, for every lane.
+//
+//go:noescape
+func mqPVNEONx4_4(oT, pT *float32, v *float32, stride, n int)
+
+// mqPVMaskNEONx4_4 accumulates probability-weighted values into 4 transposed output dimensions of a 4-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskNEONx4_4(oT, pT *float32, v *float32, stride, n int, win *int32, j0 int)
+
+// mqScoresBF16NEONx4 computes the scaled scores of a tile of 4 transposed query vectors against n keys of hd elements, stride elements apart.
+//
+//go:noescape
+func mqScoresBF16NEONx4(qT *float32, k *uint16, stride, n, hd int, scale float32, sT *float32, pf *uint16)
+
+// mqPVBF16NEONx4_1 accumulates probability-weighted values into 1 transposed output dimensions of a 4-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx4_1(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx4_1 accumulates probability-weighted values into 1 transposed output dimensions of a 4-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx4_1(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx4_2 accumulates probability-weighted values into 2 transposed output dimensions of a 4-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx4_2(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx4_2 accumulates probability-weighted values into 2 transposed output dimensions of a 4-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx4_2(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx4_3 accumulates probability-weighted values into 3 transposed output dimensions of a 4-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx4_3(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx4_3 accumulates probability-weighted values into 3 transposed output dimensions of a 4-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx4_3(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqPVBF16NEONx4_4 accumulates probability-weighted values into 4 transposed output dimensions of a 4-vector tile, for every lane.
+//
+//go:noescape
+func mqPVBF16NEONx4_4(oT, pT *float32, v *uint16, stride, n int)
+
+// mqPVMaskBF16NEONx4_4 accumulates probability-weighted values into 4 transposed output dimensions of a 4-vector tile, for the lanes that see each key.
+//
+//go:noescape
+func mqPVMaskBF16NEONx4_4(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int)
+
+// mqSoftmaxNEON turns one vector column of a tile's scores into softmax probabilities over each lane's visible keys.
+//
+//go:noescape
+func mqSoftmaxNEON(sT *float32, n, stride int, win *int32)
+
+// windowKernelsNEON1 are the windowed-attention kernels for tiles of 4 rows.
+var windowKernelsNEON1 = windowKernels{
+	scores:   mqScoresNEON,
+	softmax:  mqSoftmaxNEON,
+	scoresBF: mqScoresBF16NEON,
+	pv:       []func(oT, pT, v *float32, stride, n int){mqPVNEON_1, mqPVNEON_2, mqPVNEON_3, mqPVNEON_4, mqPVNEON_5, mqPVNEON_6, mqPVNEON_7, mqPVNEON_8, mqPVNEON_9, mqPVNEON_10, mqPVNEON_11, mqPVNEON_12, mqPVNEON_13, mqPVNEON_14, mqPVNEON_15, mqPVNEON_16},
+	pvMask:   []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskNEON_1, mqPVMaskNEON_2, mqPVMaskNEON_3, mqPVMaskNEON_4, mqPVMaskNEON_5, mqPVMaskNEON_6, mqPVMaskNEON_7, mqPVMaskNEON_8, mqPVMaskNEON_9, mqPVMaskNEON_10, mqPVMaskNEON_11, mqPVMaskNEON_12, mqPVMaskNEON_13, mqPVMaskNEON_14, mqPVMaskNEON_15, mqPVMaskNEON_16},
+	pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16NEON_1, mqPVBF16NEON_2, mqPVBF16NEON_3, mqPVBF16NEON_4, mqPVBF16NEON_5, mqPVBF16NEON_6, mqPVBF16NEON_7, mqPVBF16NEON_8, mqPVBF16NEON_9, mqPVBF16NEON_10, mqPVBF16NEON_11, mqPVBF16NEON_12, mqPVBF16NEON_13, mqPVBF16NEON_14, mqPVBF16NEON_15, mqPVBF16NEON_16},
+	pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16NEON_1, mqPVMaskBF16NEON_2, mqPVMaskBF16NEON_3, mqPVMaskBF16NEON_4, mqPVMaskBF16NEON_5, mqPVMaskBF16NEON_6, mqPVMaskBF16NEON_7, mqPVMaskBF16NEON_8, mqPVMaskBF16NEON_9, mqPVMaskBF16NEON_10, mqPVMaskBF16NEON_11, mqPVMaskBF16NEON_12, mqPVMaskBF16NEON_13, mqPVMaskBF16NEON_14, mqPVMaskBF16NEON_15, mqPVMaskBF16NEON_16},
+}
+
+// windowKernelsNEON2 are the windowed-attention kernels for tiles of 8 rows.
+var windowKernelsNEON2 = windowKernels{
+	scores:   mqScoresNEONx2,
+	softmax:  mqSoftmaxNEON,
+	scoresBF: mqScoresBF16NEONx2,
+	pv:       []func(oT, pT, v *float32, stride, n int){mqPVNEONx2_1, mqPVNEONx2_2, mqPVNEONx2_3, mqPVNEONx2_4, mqPVNEONx2_5, mqPVNEONx2_6, mqPVNEONx2_7, mqPVNEONx2_8},
+	pvMask:   []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskNEONx2_1, mqPVMaskNEONx2_2, mqPVMaskNEONx2_3, mqPVMaskNEONx2_4, mqPVMaskNEONx2_5, mqPVMaskNEONx2_6, mqPVMaskNEONx2_7, mqPVMaskNEONx2_8},
+	pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16NEONx2_1, mqPVBF16NEONx2_2, mqPVBF16NEONx2_3, mqPVBF16NEONx2_4, mqPVBF16NEONx2_5, mqPVBF16NEONx2_6, mqPVBF16NEONx2_7, mqPVBF16NEONx2_8},
+	pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16NEONx2_1, mqPVMaskBF16NEONx2_2, mqPVMaskBF16NEONx2_3, mqPVMaskBF16NEONx2_4, mqPVMaskBF16NEONx2_5, mqPVMaskBF16NEONx2_6, mqPVMaskBF16NEONx2_7, mqPVMaskBF16NEONx2_8},
+}
+
+// windowKernelsNEON4 are the windowed-attention kernels for tiles of 16 rows.
+var windowKernelsNEON4 = windowKernels{
+	scores:   mqScoresNEONx4,
+	softmax:  mqSoftmaxNEON,
+	scoresBF: mqScoresBF16NEONx4,
+	pv:       []func(oT, pT, v *float32, stride, n int){mqPVNEONx4_1, mqPVNEONx4_2, mqPVNEONx4_3, mqPVNEONx4_4},
+	pvMask:   []func(oT, pT, v *float32, stride, n int, win *int32, j0 int){mqPVMaskNEONx4_1, mqPVMaskNEONx4_2, mqPVMaskNEONx4_3, mqPVMaskNEONx4_4},
+	pvBF:     []func(oT, pT *float32, v *uint16, stride, n int){mqPVBF16NEONx4_1, mqPVBF16NEONx4_2, mqPVBF16NEONx4_3, mqPVBF16NEONx4_4},
+	pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16NEONx4_1, mqPVMaskBF16NEONx4_2, mqPVMaskBF16NEONx4_3, mqPVMaskBF16NEONx4_4},
+}
+
+// geluErfNEON applies the exact GELU x·Φ(x) in float32 to x[i], i < n, n a multiple of 4.
+//
+//go:noescape
+func geluErfNEON(x *float32, n int)

@@ -3,9 +3,10 @@
 package tensor
 
 // The element-wise NEON kernels take whole vectors of four floats; the last
-// len%4 elements are done here with the same operations. The reductions,
-// norms, activations and RoPE have no NEON kernels: they run the portable
-// code.
+// len%4 elements are done here with the same operations. Of the
+// activations GELUErf has a NEON kernel (the codec's MLPs: a few per cent
+// of a frame once the matrix products are NEON); the reductions, norms,
+// GELUTanh and RoPE run the portable code.
 
 // split returns the length done by the NEON kernels, and whether they run.
 func split(n int) (int, bool) {
@@ -77,6 +78,19 @@ func sumF64SIMD(x []float32) (float64, bool)                                    
 func sumSqDevSIMD(x []float32, mean float64) (float64, bool)                    { return 0, false }
 func layerNormApplySIMD(y, x []float32, mean, inv float64, g, b []float32) bool { return false }
 func geluTanhSIMD(x []float32) bool                                             { return false }
-func geluErfSIMD(x []float32) bool                                              { return false }
 func expSumSIMD(x []float32, mx float32) (float64, bool)                        { return 0, false }
 func maxSIMD(x []float32) (float32, bool)                                       { return 0, false }
+
+func geluErfSIMD(x []float32) bool {
+	nv, ok := split(len(x))
+	if !ok {
+		return false
+	}
+	if nv > 0 {
+		geluErfNEON(&x[0], nv)
+	}
+	for i := nv; i < len(x); i++ {
+		x[i] = geluErf1(x[i])
+	}
+	return true
+}

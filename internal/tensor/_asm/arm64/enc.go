@@ -45,9 +45,26 @@ const (
 	opFADD  = 0x4e20d400 // FADD  <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=0, opcode 11010)
 	opFADDP = 0x6e20d400 // FADDP <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=1, opcode 11010)
 	opFMUL  = 0x6e20dc00 // FMUL  <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=1, opcode 11011)
+	opFSUB  = 0x4ea0d400 // FSUB  <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=0, sz:bit 23 set, opcode 11010)
+	opFCMGT = 0x6ea0e400 // FCMGT <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=1, bit 23 set, opcode 11100): all ones where n > m
+	opCMGT  = 0x4ea03400 // CMGT  <Vd>.4S, <Vn>.4S, <Vm>.4S  (integer, signed: all ones where n > m)
+	opBIC   = 0x4e601c00 // BIC   <Vd>.16B, <Vn>.16B, <Vm>.16B (n AND NOT m)
+	opFADDD = 0x4e60d400 // FADD  <Vd>.2D, <Vn>.2D, <Vm>.2D  (sz=1)
+	opFDIVD = 0x6e60fc00 // FDIV  <Vd>.2D, <Vn>.2D, <Vm>.2D  (U=1, sz=1, opcode 11111)
+	opFDIV  = 0x6e20fc00 // FDIV  <Vd>.4S, <Vn>.4S, <Vm>.4S  (U=1, sz=0, opcode 11111)
 )
 
-// sameS encodes the three-register vector instruction op on .4S.
+// sameNames are the Arm-syntax forms of the three-register operations.
+var sameNames = map[uint32]string{
+	opFADD: "FADD V%d.4S, V%d.4S, V%d.4S", opFADDP: "FADDP V%d.4S, V%d.4S, V%d.4S",
+	opFMUL: "FMUL V%d.4S, V%d.4S, V%d.4S", opFSUB: "FSUB V%d.4S, V%d.4S, V%d.4S",
+	opFCMGT: "FCMGT V%d.4S, V%d.4S, V%d.4S", opCMGT: "CMGT V%d.4S, V%d.4S, V%d.4S",
+	opBIC: "BIC V%d.16B, V%d.16B, V%d.16B", opFADDD: "FADD V%d.2D, V%d.2D, V%d.2D",
+	opFDIVD: "FDIV V%d.2D, V%d.2D, V%d.2D", opFDIV: "FDIV V%d.4S, V%d.4S, V%d.4S",
+}
+
+// sameS encodes the three-register vector instruction op (on .4S unless
+// its name says otherwise).
 func sameS(op uint32, d, n, m int) uint32 {
 	checkReg(d, n, m)
 	return op | uint32(m)<<16 | uint32(n)<<5 | uint32(d)
@@ -55,8 +72,7 @@ func sameS(op uint32, d, n, m int) uint32 {
 
 // sameSText is the Arm-syntax text of sameS.
 func sameSText(op uint32, d, n, m int) string {
-	name := map[uint32]string{opFADD: "FADD", opFADDP: "FADDP", opFMUL: "FMUL"}[op]
-	return fmt.Sprintf("%s V%d.4S, V%d.4S, V%d.4S", name, d, n, m)
+	return fmt.Sprintf(sameNames[op], d, n, m)
 }
 
 // sdotElem encodes SDOT <Vd>.4S, <Vn>.16B, <Vm>.4B[<idx>] (dot product,
@@ -113,4 +129,28 @@ func sxtlText(d, n int, bytes bool) string {
 		return fmt.Sprintf("SXTL V%d.8H, V%d.8B", d, n)
 	}
 	return fmt.Sprintf("SXTL V%d.4S, V%d.4H", d, n)
+}
+
+// Two-register conversions between single and double precision (ARM ARM
+// C7.2.90 FCVTL, C7.2.92 FCVTN): 0 Q 0 01110 0 sz=1 10000 opcode 10 Rn Rd;
+// Q=1 (the "2" forms) reads or writes the upper half of the 128-bit
+// register.
+const (
+	opFCVTL  = 0x0e617800 // FCVTL  <Vd>.2D, <Vn>.2S: the low two floats, exactly
+	opFCVTL2 = 0x4e617800 // FCVTL2 <Vd>.2D, <Vn>.4S: the high two floats, exactly
+	opFCVTN  = 0x0e616800 // FCVTN  <Vd>.2S, <Vn>.2D: rounded as FPCR says (to nearest even), upper half cleared
+	opFCVTN2 = 0x4e616800 // FCVTN2 <Vd>.4S, <Vn>.2D: into the upper half, the lower kept
+)
+
+// cvt encodes the conversion op.
+func cvt(op uint32, d, n int) uint32 {
+	checkReg(d, n)
+	return op | uint32(n)<<5 | uint32(d)
+}
+
+// cvtText is the Arm-syntax text of cvt.
+func cvtText(op uint32, d, n int) string {
+	f := map[uint32]string{opFCVTL: "FCVTL V%d.2D, V%d.2S", opFCVTL2: "FCVTL2 V%d.2D, V%d.4S",
+		opFCVTN: "FCVTN V%d.2S, V%d.2D", opFCVTN2: "FCVTN2 V%d.4S, V%d.2D"}[op]
+	return fmt.Sprintf(f, d, n)
 }

@@ -39,6 +39,20 @@ func TestSameS(t *testing.T) {
 		{opFADDP, 11, 3, 30, 0x6e3ed46b}, // faddp v11.4s, v3.4s, v30.4s (also arm64enc.s)
 		{opFMUL, 0, 1, 2, 0x6e22dc20},    // fmul v0.4s, v1.4s, v2.4s
 		{opFMUL, 29, 18, 7, 0x6e27de5d},  // fmul v29.4s, v18.4s, v7.4s
+		{opFSUB, 0, 1, 2, 0x4ea2d420},    // fsub v0.4s, v1.4s, v2.4s
+		{opFSUB, 31, 17, 5, 0x4ea5d63f},  // fsub v31.4s, v17.4s, v5.4s
+		{opFCMGT, 0, 1, 2, 0x6ea2e420},   // fcmgt v0.4s, v1.4s, v2.4s
+		{opFCMGT, 29, 18, 7, 0x6ea7e65d}, // fcmgt v29.4s, v18.4s, v7.4s
+		{opCMGT, 0, 1, 2, 0x4ea23420},    // cmgt v0.4s, v1.4s, v2.4s
+		{opCMGT, 31, 17, 5, 0x4ea5363f},  // cmgt v31.4s, v17.4s, v5.4s
+		{opBIC, 0, 1, 2, 0x4e621c20},     // bic v0.16b, v1.16b, v2.16b
+		{opBIC, 29, 18, 7, 0x4e671e5d},   // bic v29.16b, v18.16b, v7.16b
+		{opFADDD, 0, 1, 2, 0x4e62d420},   // fadd v0.2d, v1.2d, v2.2d
+		{opFADDD, 31, 17, 5, 0x4e65d63f}, // fadd v31.2d, v17.2d, v5.2d
+		{opFDIVD, 0, 1, 2, 0x6e62fc20},   // fdiv v0.2d, v1.2d, v2.2d
+		{opFDIVD, 29, 18, 7, 0x6e67fe5d}, // fdiv v29.2d, v18.2d, v7.2d
+		{opFDIV, 0, 1, 2, 0x6e22fc20},    // fdiv v0.4s, v1.4s, v2.4s
+		{opFDIV, 29, 18, 7, 0x6e27fe5d},  // fdiv v29.4s, v18.4s, v7.4s
 	} {
 		if got := sameS(tc.op, tc.d, tc.n, tc.m); got != tc.want {
 			t.Errorf("%s = %#08x, want %#08x", sameSText(tc.op, tc.d, tc.n, tc.m), got, tc.want)
@@ -92,6 +106,29 @@ func TestSxtl(t *testing.T) {
 	} {
 		if got := sxtl(tc.d, tc.n, tc.bytes); got != tc.want {
 			t.Errorf("%s = %#08x, want %#08x", sxtlText(tc.d, tc.n, tc.bytes), got, tc.want)
+		}
+	}
+}
+
+// TestCvt covers the four single/double conversions of the softmax's
+// float64 sums.
+func TestCvt(t *testing.T) {
+	for _, tc := range []struct {
+		op   uint32
+		d, n int
+		want uint32
+	}{
+		{opFCVTL, 0, 1, 0x0e617820},    // fcvtl v0.2d, v1.2s
+		{opFCVTL, 29, 18, 0x0e617a5d},  // fcvtl v29.2d, v18.2s
+		{opFCVTL2, 0, 1, 0x4e617820},   // fcvtl2 v0.2d, v1.4s
+		{opFCVTL2, 29, 18, 0x4e617a5d}, // fcvtl2 v29.2d, v18.4s
+		{opFCVTN, 0, 1, 0x0e616820},    // fcvtn v0.2s, v1.2d
+		{opFCVTN, 29, 18, 0x0e616a5d},  // fcvtn v29.2s, v18.2d
+		{opFCVTN2, 0, 1, 0x4e616820},   // fcvtn2 v0.4s, v1.2d
+		{opFCVTN2, 29, 18, 0x4e616a5d}, // fcvtn2 v29.4s, v18.2d
+	} {
+		if got := cvt(tc.op, tc.d, tc.n); got != tc.want {
+			t.Errorf("%s = %#08x, want %#08x", cvtText(tc.op, tc.d, tc.n), got, tc.want)
 		}
 	}
 }

@@ -69,6 +69,12 @@ func main() {
 	genInt8(&g)
 	genAttention(&g)
 	genVector(&g)
+	genWindows(&g)
+	coef, err := readErfCoef(*erfCoefPath)
+	if err != nil {
+		log.Fatalf("GELU coefficients: %v", err)
+	}
+	geluErfNEON(&g, coef)
 	if err := os.WriteFile(*asmOut, g.asm.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
