@@ -1,9 +1,4 @@
-// Package wtensor is the in-memory form of one checkpoint tensor as the
-// weight readers hand it out: its name, element type, shape and raw
-// little-endian bytes. Both readers (safetensors and torchbin) produce it
-// and the weights package consumes it, so neither reader's package is part
-// of the other's API.
-package wtensor
+package weights
 
 import (
 	"encoding/binary"
