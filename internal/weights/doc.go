@@ -24,8 +24,8 @@
 // or pack what they need and then Close the file. Every offset and size in the
 // header is checked against the file before any tensor is exposed, so a lying
 // header is an error, never a crash or an out-of-bounds read.
-// [WriteSafetensors] and [WriteSafetensorsFile] write the same format (the
-// test models and fixtures are made with them).
+// [WriteSafetensorsFile] writes the same format (the test models and
+// fixtures are made with it).
 //
 // # PyTorch checkpoints
 //

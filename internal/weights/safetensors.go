@@ -141,5 +141,5 @@ func parseSafetensors(data []byte) (*SafetensorsFile, error) {
 	return f, nil
 }
 
-// errDuplicateTensor is returned by WriteSafetensors when two tensors share a name.
+// errDuplicateTensor is returned by writeSafetensors when two tensors share a name.
 var errDuplicateTensor = errors.New("duplicate tensor name")

@@ -143,13 +143,13 @@ func TestSafetensorsTruncated(t *testing.T) {
 
 func TestSafetensorsWriteErrors(t *testing.T) {
 	var b bytes.Buffer
-	if err := WriteSafetensors(&b, []Tensor{{Name: "a", DType: F32, Shape: []int{1}, Data: f32bytes(1)}, {Name: "a", DType: F32, Shape: []int{1}, Data: f32bytes(1)}}, nil); err == nil {
+	if err := writeSafetensors(&b, []Tensor{{Name: "a", DType: F32, Shape: []int{1}, Data: f32bytes(1)}, {Name: "a", DType: F32, Shape: []int{1}, Data: f32bytes(1)}}, nil); err == nil {
 		t.Error("duplicate: want error")
 	}
-	if err := WriteSafetensors(&b, []Tensor{{Name: "a", DType: F32, Shape: []int{2}, Data: f32bytes(1)}}, nil); err == nil {
+	if err := writeSafetensors(&b, []Tensor{{Name: "a", DType: F32, Shape: []int{2}, Data: f32bytes(1)}}, nil); err == nil {
 		t.Error("short data: want error")
 	}
-	if err := WriteSafetensors(&b, []Tensor{{Name: "a", DType: "X", Shape: []int{1}, Data: []byte{1}}}, nil); err == nil {
+	if err := writeSafetensors(&b, []Tensor{{Name: "a", DType: "X", Shape: []int{1}, Data: []byte{1}}}, nil); err == nil {
 		t.Error("bad dtype: want error")
 	}
 }
@@ -167,7 +167,7 @@ func FuzzParseSafetensors(f *testing.F) {
 		}
 		for _, n := range file.Names() {
 			tt := file.Tensor(n)
-			if tt.DType.IsFloat() {
+			if tt.DType.isFloat() {
 				if _, err := tt.Float32(); err != nil {
 					t.Fatalf("valid tensor %q failed to convert: %v", n, err)
 				}

@@ -11,11 +11,11 @@ import (
 	"sort"
 )
 
-// WriteSafetensors serialises tensors in the given order with optional metadata. The
+// writeSafetensors serialises tensors in the given order with optional metadata. The
 // header is padded with spaces to a multiple of 8 bytes, as the reference
 // implementation does, so every tensor starts 8-byte aligned relative to the
 // data section.
-func WriteSafetensors(w io.Writer, tensors []Tensor, metadata map[string]string) error {
+func writeSafetensors(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	header := make(map[string]any, len(tensors)+1)
 	if len(metadata) > 0 {
 		header["__metadata__"] = metadata
@@ -74,7 +74,7 @@ func WriteSafetensorsFile(path string, tensors []Tensor, metadata map[string]str
 		return fmt.Errorf("safetensors: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := WriteSafetensors(tmp, tensors, metadata); err != nil {
+	if err := writeSafetensors(tmp, tensors, metadata); err != nil {
 		tmp.Close()
 		return err
 	}

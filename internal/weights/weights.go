@@ -235,7 +235,7 @@ func checkShape(t *Tensor, shape []int) error {
 			return &ShapeError{Name: t.Name, Want: shape, Have: t.Shape}
 		}
 	}
-	if !t.DType.IsFloat() {
+	if !t.DType.isFloat() {
 		return fmt.Errorf("tensor %q has dtype %s; want F32, F16 or BF16", t.Name, t.DType)
 	}
 	return nil
