@@ -17,7 +17,6 @@ import (
 	"github.com/nanovox/nanovox/internal/hub"
 	"github.com/nanovox/nanovox/internal/mossnano/lm"
 	"github.com/nanovox/nanovox/internal/weights"
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // defaultCodec is the codec repository of the release.
@@ -127,7 +126,7 @@ func inspectDir(w io.Writer, what, dir string) error {
 		return err
 	}
 	defer st.Close()
-	byType := map[wtensor.DType]int64{}
+	byType := map[weights.DType]int64{}
 	var total, ignored int64
 	for _, n := range st.Names() {
 		t := st.Tensor(n)

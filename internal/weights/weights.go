@@ -1,8 +1,3 @@
-// Package weights finds and opens the tensor files of a checkpoint directory
-// in any of the published layouts — a single model.safetensors, a sharded set
-// with model.safetensors.index.json, any *.safetensors files, or a torch
-// pytorch_model.bin — and hands out tensors checked against the shapes the
-// model's config implies.
 package weights
 
 import (
@@ -15,17 +10,14 @@ import (
 	"strings"
 
 	"github.com/nanovox/nanovox/internal/tensor"
-	"github.com/nanovox/nanovox/internal/weights/safetensors"
-	"github.com/nanovox/nanovox/internal/weights/torchbin"
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // Store is the set of tensors of one checkpoint directory.
 type Store struct {
 	Dir     string
 	files   []string
-	tensors map[string]*wtensor.Tensor
-	open    []*safetensors.File
+	tensors map[string]*Tensor
+	open    []*SafetensorsFile
 	used    map[string]bool
 }
 
@@ -43,7 +35,7 @@ func (s *Store) Names() []string {
 }
 
 // Tensor returns the named tensor or nil.
-func (s *Store) Tensor(name string) *wtensor.Tensor { return s.tensors[name] }
+func (s *Store) Tensor(name string) *Tensor { return s.tensors[name] }
 
 // Has reports whether the store holds name.
 func (s *Store) Has(name string) bool { _, ok := s.tensors[name]; return ok }
@@ -75,7 +67,7 @@ func (s *Store) Unused() []string {
 // model.safetensors.index.json (with every shard it lists), model.safetensors,
 // any *.safetensors, pytorch_model.bin.index.json, pytorch_model.bin.
 func Open(dir string) (*Store, error) {
-	s := &Store{Dir: dir, tensors: map[string]*wtensor.Tensor{}, used: map[string]bool{}}
+	s := &Store{Dir: dir, tensors: map[string]*Tensor{}, used: map[string]bool{}}
 	files, kind, err := findFiles(dir)
 	if err != nil {
 		return nil, err
@@ -83,10 +75,10 @@ func Open(dir string) (*Store, error) {
 	s.files = files
 	for _, f := range files {
 		path := filepath.Join(dir, f)
-		var ts []*wtensor.Tensor
+		var ts []*Tensor
 		switch kind {
 		case "safetensors":
-			sf, err := safetensors.Open(path)
+			sf, err := OpenSafetensors(path)
 			if err != nil {
 				s.Close()
 				return nil, fmt.Errorf("weights: %w", err)
@@ -96,10 +88,10 @@ func Open(dir string) (*Store, error) {
 				ts = append(ts, sf.Tensor(n))
 			}
 		case "torch":
-			loaded, err := torchbin.Load(path)
+			loaded, err := LoadTorch(path)
 			if err != nil {
 				s.Close()
-				return nil, fmt.Errorf("weights: %s: %w", path, err)
+				return nil, fmt.Errorf("weights: %w", err)
 			}
 			for i := range loaded {
 				ts = append(ts, &loaded[i])
@@ -181,7 +173,7 @@ func indexShards(path string) ([]string, error) {
 		WeightMap map[string]string `json:"weight_map"`
 	}
 	if err := json.Unmarshal(b, &idx); err != nil {
-		return nil, fmt.Errorf("weights: %s: %w", path, err)
+		return nil, fmt.Errorf("weights: %w", err)
 	}
 	if len(idx.WeightMap) == 0 {
 		return nil, fmt.Errorf("weights: %s has an empty weight_map", path)
@@ -224,7 +216,7 @@ func (e *MissingError) Error() string {
 }
 
 // Lookup returns the first of the given spellings present in the store.
-func (s *Store) Lookup(names ...string) (*wtensor.Tensor, error) {
+func (s *Store) Lookup(names ...string) (*Tensor, error) {
 	for _, n := range names {
 		if t, ok := s.tensors[n]; ok {
 			s.used[n] = true
@@ -234,7 +226,7 @@ func (s *Store) Lookup(names ...string) (*wtensor.Tensor, error) {
 	return nil, &MissingError{Names: names}
 }
 
-func checkShape(t *wtensor.Tensor, shape []int) error {
+func checkShape(t *Tensor, shape []int) error {
 	if len(t.Shape) != len(shape) {
 		return &ShapeError{Name: t.Name, Want: shape, Have: t.Shape}
 	}
@@ -243,7 +235,7 @@ func checkShape(t *wtensor.Tensor, shape []int) error {
 			return &ShapeError{Name: t.Name, Want: shape, Have: t.Shape}
 		}
 	}
-	if !t.DType.IsFloat() {
+	if !t.DType.isFloat() {
 		return fmt.Errorf("tensor %q has dtype %s; want F32, F16 or BF16", t.Name, t.DType)
 	}
 	return nil
@@ -277,7 +269,7 @@ func (s *Store) Mat(rows, cols int, keepBF16 bool, names ...string) (*tensor.Mat
 	if err := checkShape(t, shape); err != nil {
 		return nil, err
 	}
-	if keepBF16 && t.DType == wtensor.BF16 {
+	if keepBF16 && t.DType == BF16 {
 		b, err := t.BFloat16()
 		if err != nil {
 			return nil, err

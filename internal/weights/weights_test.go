@@ -30,7 +30,7 @@ func TestLayouts(t *testing.T) {
 		{"../../testdata/tiny-a/lm", []string{"model.safetensors"}},
 		{"../../testdata/tiny-a/codec", []string{"model-00001-of-00001.safetensors"}},
 		{"../../testdata/tiny-b/lm", []string{"model.safetensors"}},
-		{"torchbin/testdata/tiny-a-lm", []string{"pytorch_model.bin"}},
+		{"testdata/torch/tiny-a-lm", []string{"pytorch_model.bin"}},
 	}
 	for _, tc := range tests {
 		s, err := Open(tc.dir)
@@ -55,7 +55,7 @@ func TestTorchEqualsSafetensors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := Open("torchbin/testdata/tiny-a-lm")
+	b, err := Open("testdata/torch/tiny-a-lm")
 	if err != nil {
 		t.Fatal(err)
 	}

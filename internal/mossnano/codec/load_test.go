@@ -14,8 +14,6 @@ import (
 	"github.com/nanovox/nanovox/internal/mossnano/codec"
 	"github.com/nanovox/nanovox/internal/mossnano/testmodel"
 	"github.com/nanovox/nanovox/internal/weights"
-	"github.com/nanovox/nanovox/internal/weights/safetensors"
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // writeTiny writes a generated tiny codec into a fresh directory.
@@ -31,14 +29,14 @@ func writeTiny(t testing.TB, layout testmodel.Layout, dtype testmodel.DType, see
 // rewrite copies the checkpoint in src into a new directory as a single
 // model.safetensors, passing every tensor through edit (which returns the
 // tensors to write in its place), and config.json through editConfig.
-func rewrite(t testing.TB, src string, edit func(wtensor.Tensor) []wtensor.Tensor, editConfig func(string) string) string {
+func rewrite(t testing.TB, src string, edit func(weights.Tensor) []weights.Tensor, editConfig func(string) string) string {
 	t.Helper()
 	st, err := weights.Open(src)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	var out []wtensor.Tensor
+	var out []weights.Tensor
 	for _, n := range st.Names() {
 		tt := *st.Tensor(n)
 		tt.Data = slices.Clone(tt.Data)
@@ -53,7 +51,7 @@ func rewrite(t testing.TB, src string, edit func(wtensor.Tensor) []wtensor.Tenso
 	if err := os.MkdirAll(dst, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := safetensors.WriteFile(filepath.Join(dst, "model.safetensors"), safetensors.SortedByName(out), nil); err != nil {
+	if err := weights.WriteSafetensorsFile(filepath.Join(dst, "model.safetensors"), weights.SortedByName(out), nil); err != nil {
 		t.Fatal(err)
 	}
 	cfg, err := os.ReadFile(filepath.Join(src, "config.json"))
@@ -147,9 +145,9 @@ func TestKeySpellings(t *testing.T) {
 			sameOutputs(t, "mlx", ref, run(t, writeTiny(t, testmodel.MLX, dt, 11), codec.Options{}))
 			sameOutputs(t, "weight_g/weight_v", ref, run(t, writeTiny(t, testmodel.OpenMOSS, dt, 11, testmodel.CodecWeightGV()), codec.Options{}))
 			sameOutputs(t, "KeepBF16", ref, run(t, openmoss, codec.Options{KeepBF16: true}))
-			inProjWeight := rewrite(t, openmoss, func(tt wtensor.Tensor) []wtensor.Tensor {
+			inProjWeight := rewrite(t, openmoss, func(tt weights.Tensor) []weights.Tensor {
 				tt.Name = strings.Replace(tt.Name, ".self_attn.in_projs.0.weight", ".self_attn.in_proj_weight", 1)
-				return []wtensor.Tensor{tt}
+				return []weights.Tensor{tt}
 			}, nil)
 			sameOutputs(t, "in_proj_weight", ref, run(t, inProjWeight, codec.Options{}))
 		})
@@ -182,13 +180,13 @@ func TestFoldedWeightNorm(t *testing.T) {
 	if len(gs) == 0 {
 		t.Fatal("no weight-normed tensors")
 	}
-	folded := rewrite(t, src, func(tt wtensor.Tensor) []wtensor.Tensor {
+	folded := rewrite(t, src, func(tt weights.Tensor) []weights.Tensor {
 		if strings.HasSuffix(tt.Name, ".original0") {
 			return nil
 		}
 		p, ok := strings.CutSuffix(tt.Name, ".parametrizations.weight.original1")
 		if !ok {
-			return []wtensor.Tensor{tt}
+			return []weights.Tensor{tt}
 		}
 		v, err := tt.Float32()
 		if err != nil {
@@ -206,23 +204,23 @@ func TestFoldedWeightNorm(t *testing.T) {
 				binary.LittleEndian.PutUint32(b[4*(o*in+i):], math.Float32bits(w))
 			}
 		}
-		return []wtensor.Tensor{{Name: p + ".weight", DType: wtensor.F32, Shape: []int{out, in, 1}, Data: b}}
+		return []weights.Tensor{{Name: p + ".weight", DType: weights.F32, Shape: []int{out, in, 1}, Data: b}}
 	}, nil)
 	sameOutputs(t, "folded weight", run(t, src, codec.Options{}), run(t, folded, codec.Options{}))
 }
 
 func TestLoadErrors(t *testing.T) {
 	src := writeTiny(t, testmodel.OpenMOSS, testmodel.Float32, 31)
-	drop := func(name string) func(wtensor.Tensor) []wtensor.Tensor {
-		return func(tt wtensor.Tensor) []wtensor.Tensor {
+	drop := func(name string) func(weights.Tensor) []weights.Tensor {
+		return func(tt weights.Tensor) []weights.Tensor {
 			if tt.Name == name {
 				return nil
 			}
-			return []wtensor.Tensor{tt}
+			return []weights.Tensor{tt}
 		}
 	}
-	reshape := func(name string, shape ...int) func(wtensor.Tensor) []wtensor.Tensor {
-		return func(tt wtensor.Tensor) []wtensor.Tensor {
+	reshape := func(name string, shape ...int) func(weights.Tensor) []weights.Tensor {
+		return func(tt weights.Tensor) []weights.Tensor {
 			if tt.Name == name {
 				n := 1
 				for _, d := range shape {
@@ -230,18 +228,18 @@ func TestLoadErrors(t *testing.T) {
 				}
 				tt.Shape, tt.Data = shape, make([]byte, 4*n)
 			}
-			return []wtensor.Tensor{tt}
+			return []weights.Tensor{tt}
 		}
 	}
-	zeroRow := func(tt wtensor.Tensor) []wtensor.Tensor {
+	zeroRow := func(tt weights.Tensor) []weights.Tensor {
 		if tt.Name == "quantizer.quantizers.2.in_proj.parametrizations.weight.original1" {
 			clear(tt.Data[:4*tt.Shape[1]])
 		}
-		return []wtensor.Tensor{tt}
+		return []weights.Tensor{tt}
 	}
 	tests := []struct {
 		name    string
-		edit    func(wtensor.Tensor) []wtensor.Tensor
+		edit    func(weights.Tensor) []weights.Tensor
 		config  func(string) string
 		missing string // a name the *weights.MissingError must list
 		shape   string // the name of a *weights.ShapeError

@@ -10,8 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/nanovox/nanovox/internal/weights/safetensors"
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
+	"github.com/nanovox/nanovox/internal/weights"
 )
 
 // copyDir copies a flat checkpoint directory.
@@ -39,13 +38,13 @@ func copyDir(t *testing.T, src string) string {
 
 // rewrite loads dir/model.safetensors, lets edit change the tensor list and
 // writes it back (dropping any index file).
-func rewrite(t *testing.T, dir string, edit func([]wtensor.Tensor) []wtensor.Tensor) {
+func rewrite(t *testing.T, dir string, edit func([]weights.Tensor) []weights.Tensor) {
 	t.Helper()
-	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
+	f, err := weights.OpenSafetensors(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ts []wtensor.Tensor
+	var ts []weights.Tensor
 	for _, n := range f.Names() {
 		tt := *f.Tensor(n)
 		tt.Data = append([]byte(nil), tt.Data...)
@@ -54,13 +53,13 @@ func rewrite(t *testing.T, dir string, edit func([]wtensor.Tensor) []wtensor.Ten
 	f.Close()
 	ts = edit(ts)
 	os.Remove(filepath.Join(dir, "model.safetensors.index.json"))
-	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
+	if err := weights.WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), ts, nil); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestLoadTorchBin(t *testing.T) {
-	m, err := Load("../../weights/torchbin/testdata/tiny-a-lm", Options{KeepBF16: true})
+	m, err := Load("../../weights/testdata/torch/tiny-a-lm", Options{KeepBF16: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,8 +105,8 @@ func TestLoadErrors(t *testing.T) {
 		want  string
 	}{
 		{"missing key", func(t *testing.T, d string) {
-			rewrite(t, d, func(ts []wtensor.Tensor) []wtensor.Tensor {
-				var out []wtensor.Tensor
+			rewrite(t, d, func(ts []weights.Tensor) []weights.Tensor {
+				var out []weights.Tensor
 				for _, x := range ts {
 					if x.Name != "transformer.h.1.mlp.fc_in.bias" {
 						out = append(out, x)
@@ -117,7 +116,7 @@ func TestLoadErrors(t *testing.T) {
 			})
 		}, `missing tensor "transformer.h.1.mlp.fc_in.bias"`},
 		{"wrong shape", func(t *testing.T, d string) {
-			rewrite(t, d, func(ts []wtensor.Tensor) []wtensor.Tensor {
+			rewrite(t, d, func(ts []weights.Tensor) []weights.Tensor {
 				for i := range ts {
 					if ts[i].Name == "audio_embeddings.3.weight" {
 						ts[i].Shape = []int{ts[i].Shape[0] / 2, ts[i].Shape[1]}
@@ -128,10 +127,10 @@ func TestLoadErrors(t *testing.T) {
 			})
 		}, `"audio_embeddings.3.weight" has shape [64 64], config implies [128 64]`},
 		{"unknown dtype", func(t *testing.T, d string) {
-			rewrite(t, d, func(ts []wtensor.Tensor) []wtensor.Tensor {
+			rewrite(t, d, func(ts []weights.Tensor) []weights.Tensor {
 				for i := range ts {
 					if ts[i].Name == "transformer.ln_f.bias" {
-						ts[i].DType = wtensor.I32
+						ts[i].DType = weights.I32
 					}
 				}
 				return ts

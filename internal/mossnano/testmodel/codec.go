@@ -10,8 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/nanovox/nanovox/internal/mossnano/codec"
-	"github.com/nanovox/nanovox/internal/weights/safetensors"
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
+	"github.com/nanovox/nanovox/internal/weights"
 )
 
 var (
@@ -137,18 +136,18 @@ func WriteCodec(dir string, preset Preset, layout Layout, dtype DType, seed int6
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("testmodel: %w", err)
 	}
-	ts := safetensors.SortedByName(g.ts)
+	ts := weights.SortedByName(g.ts)
 	switch layout {
 	case OpenMOSS:
 		const shard = "model-00001-of-00001.safetensors"
-		if err := safetensors.WriteFile(filepath.Join(dir, shard), ts, map[string]string{"format": "pt"}); err != nil {
+		if err := weights.WriteSafetensorsFile(filepath.Join(dir, shard), ts, map[string]string{"format": "pt"}); err != nil {
 			return err
 		}
 		if err := writeIndex(filepath.Join(dir, "model.safetensors.index.json"), ts, shard); err != nil {
 			return err
 		}
 	case MLX:
-		if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), ts, map[string]string{"format": "mlx"}); err != nil {
+		if err := weights.WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), ts, map[string]string{"format": "mlx"}); err != nil {
 			return err
 		}
 	}
@@ -161,7 +160,7 @@ type codecGen struct {
 	dtype  DType
 	layout Layout
 	wgv    bool
-	ts     []wtensor.Tensor
+	ts     []weights.Tensor
 }
 
 func (g *codecGen) normal(n int, std float64) []float32 {

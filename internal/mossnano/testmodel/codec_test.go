@@ -9,7 +9,6 @@ import (
 
 	"github.com/nanovox/nanovox/internal/mossnano/codec"
 	"github.com/nanovox/nanovox/internal/weights"
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 func TestCodecConfigNano100MIsTheReleasedFile(t *testing.T) {
@@ -73,14 +72,14 @@ func TestWriteCodecTinyLayouts(t *testing.T) {
 		dtype   DType
 		opts    []CodecOption
 		files   []string
-		st      wtensor.DType
+		st      weights.DType
 		present []string
 		absent  []string
 	}{
 		{
 			OpenMOSS, BFloat16, nil,
 			[]string{"config.json", "model.safetensors.index.json", "model-00001-of-00001.safetensors"},
-			wtensor.BF16,
+			weights.BF16,
 			[]string{
 				"encoder.1.transformer.layers.0.self_attn.in_projs.0.weight",
 				"decoder.7.transformer.layers.1.self_attn.out_projs.0.weight",
@@ -94,14 +93,14 @@ func TestWriteCodecTinyLayouts(t *testing.T) {
 		{
 			OpenMOSS, Float32, []CodecOption{CodecWeightGV()},
 			[]string{"config.json", "model.safetensors.index.json", "model-00001-of-00001.safetensors"},
-			wtensor.F32,
+			weights.F32,
 			[]string{"quantizer.output_proj.weight_g", "quantizer.quantizers.0.in_proj.weight_v"},
 			[]string{"quantizer.output_proj.parametrizations.weight.original0"},
 		},
 		{
 			MLX, Float16, nil,
 			[]string{"config.json", "model.safetensors"},
-			wtensor.F16,
+			weights.F16,
 			[]string{
 				"encoder.1.transformer.layers.0.self_attn.in_proj.weight",
 				"decoder.7.transformer.layers.1.self_attn.out_proj.weight",

@@ -9,8 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/nanovox/nanovox/internal/mossnano/lm"
-	"github.com/nanovox/nanovox/internal/weights/safetensors"
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
+	"github.com/nanovox/nanovox/internal/weights"
 )
 
 var (
@@ -74,7 +73,7 @@ func WriteLM(dir string, preset Preset, layout Layout, dtype DType, seed int64) 
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6c6d))
 	H, V, I := cfg.Hidden(), cfg.GPT2.VocabSize, cfg.Inner()
 	std := 0.02
-	var ts []wtensor.Tensor
+	var ts []weights.Tensor
 	add := func(name string, shape []int, vals []float32) {
 		ts = append(ts, encodeTensor(name, shape, vals, dtype))
 	}
@@ -127,8 +126,8 @@ func WriteLM(dir string, preset Preset, layout Layout, dtype DType, seed int64) 
 		}
 		add("local_transformer.wte.weight", []int{V, H}, normal(V*H, std))
 	}
-	ts = safetensors.SortedByName(ts)
-	if err := safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), ts, map[string]string{"format": "pt"}); err != nil {
+	ts = weights.SortedByName(ts)
+	if err := weights.WriteSafetensorsFile(filepath.Join(dir, "model.safetensors"), ts, map[string]string{"format": "pt"}); err != nil {
 		return err
 	}
 	if layout == MLX {

@@ -1,4 +1,4 @@
-package wtensor
+package weights
 
 import (
 	"encoding/binary"
@@ -7,6 +7,7 @@ import (
 	"testing"
 )
 
+// f32bytes encodes v as little-endian float32 tensor data.
 func f32bytes(v ...float32) []byte {
 	b := make([]byte, 4*len(v))
 	for i, x := range v {

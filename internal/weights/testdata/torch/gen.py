@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Generate the torch.save fixtures of internal/torchbin (run once; outputs are committed).
+"""Generate the torch.save fixtures of the torch reader in internal/weights (run once; outputs are committed).
 
 Generated with Debian bookworm's python3-torch (torch.__version__ == "1.13.0a0",
 package 1.13.1+dfsg-4) and Python 3.11:
 
-    cd internal/torchbin/testdata && /usr/bin/python3 gen.py
+    cd internal/weights/testdata/torch && /usr/bin/python3 gen.py
 
 Writes:
   basic.pt     nn.Module.state_dict() (pickle protocol 2, zip format, OrderedDict with the
@@ -21,7 +21,7 @@ Writes:
                make the pickler emit the global; its arguments are what torch 2.x writes.
   legacy.pt    _use_new_zipfile_serialization=False (pre-1.6 format): must be rejected.
   tiny-a-lm/pytorch_model.bin
-               ../../../testdata/tiny-a/lm/model.safetensors converted to torch, with
+               ../../../../testdata/tiny-a/lm/model.safetensors converted to torch, with
                text_lm_head.weight tied to transformer.wte.weight and audio_lm_heads.{c}.weight
                tied to audio_embeddings.{c}.weight (same tensor object, as state_dict() of the
                upstream module would). config.json and tokenizer.model are copied beside it.
@@ -144,7 +144,7 @@ def main():
 
     save({"w": torch.ones(2)}, "legacy.pt", _use_new_zipfile_serialization=False)
 
-    src = "../../../testdata/tiny-a/lm/"
+    src = "../../../../testdata/tiny-a/lm/"
     with open(src + "model.safetensors", "rb") as f:
         blob = f.read()
     (hlen,) = struct.unpack("<Q", blob[:8])

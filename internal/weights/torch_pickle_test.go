@@ -1,4 +1,4 @@
-package torchbin
+package weights
 
 import (
 	"archive/zip"
@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 // plain turns unpickled values into comparable Go values (no cycles allowed).
@@ -475,7 +474,7 @@ func TestGather(t *testing.T) {
 	}
 	for _, v := range views {
 		st := &storage{key: "0", nbytes: int64(len(buf))}
-		dt := &dtypeInfo{name: "test", st: map[int64]wtensor.DType{1: "U8", 2: "BF16", 4: "F32", 8: "I64"}[v.es], size: v.es}
+		dt := &dtypeInfo{name: "test", st: map[int64]DType{1: "U8", 2: "BF16", 4: "F32", 8: "I64"}[v.es], size: v.es}
 		p, err := makePlan("v", &tensorRef{st: st, dtype: dt, offset: v.offset, size: v.size, stride: v.stride})
 		if err != nil {
 			t.Fatalf("%+v: %v", v, err)
@@ -522,7 +521,7 @@ func TestMakePlanErrors(t *testing.T) {
 func picklesOf(tb testing.TB) [][]byte {
 	var out [][]byte
 	for _, name := range []string{"basic.pt", "nested.pt", "proto4.pt", "tiny-a-lm/pytorch_model.bin"} {
-		data, err := os.ReadFile(filepath.Join("testdata", name))
+		data, err := os.ReadFile(filepath.Join("testdata", "torch", name))
 		if err != nil {
 			tb.Fatal(err)
 		}

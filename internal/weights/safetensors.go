@@ -1,13 +1,4 @@
-// Package safetensors reads and writes the safetensors checkpoint format:
-// an 8-byte little-endian header length, a JSON header that maps tensor names
-// to dtype, shape and byte offsets, then the raw little-endian tensor data.
-//
-// Files are memory-mapped where the platform allows it, so opening a
-// checkpoint costs no copies; callers convert or pack what they need and then
-// Close the file. Every offset and size in the header is checked against the
-// file before any tensor is exposed, so a lying header is an error, never a
-// crash or an out-of-bounds read.
-package safetensors
+package weights
 
 import (
 	"encoding/binary"
@@ -16,30 +7,28 @@ import (
 	"fmt"
 	"math"
 	"sort"
-
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
-// MaxHeaderSize bounds the JSON header; real checkpoints use a few hundred KiB.
-const MaxHeaderSize = 100 << 20
+// maxSafetensorsHeader bounds the JSON header; real checkpoints use a few hundred KiB.
+const maxSafetensorsHeader = 100 << 20
 
-// File is a parsed safetensors file.
-type File struct {
+// SafetensorsFile is a parsed safetensors file.
+type SafetensorsFile struct {
 	// Metadata is the optional "__metadata__" string map of the header.
 	Metadata map[string]string
-	tensors  map[string]*wtensor.Tensor
+	tensors  map[string]*Tensor
 	names    []string
 	unmap    func() error
 }
 
 // Names returns the tensor names in file order (by data offset).
-func (f *File) Names() []string { return f.names }
+func (f *SafetensorsFile) Names() []string { return f.names }
 
 // Tensor returns the named tensor, or nil.
-func (f *File) Tensor(name string) *wtensor.Tensor { return f.tensors[name] }
+func (f *SafetensorsFile) Tensor(name string) *Tensor { return f.tensors[name] }
 
 // Close releases the file's memory mapping. Tensor data must not be used afterwards.
-func (f *File) Close() error {
+func (f *SafetensorsFile) Close() error {
 	if f.unmap == nil {
 		return nil
 	}
@@ -49,13 +38,13 @@ func (f *File) Close() error {
 	return err
 }
 
-// Open reads and validates a safetensors file, memory-mapping it where possible.
-func Open(path string) (*File, error) {
+// OpenSafetensors reads and validates a safetensors file, memory-mapping it where possible.
+func OpenSafetensors(path string) (*SafetensorsFile, error) {
 	data, unmap, err := mapFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
-	f, err := Parse(data)
+	f, err := parseSafetensors(data)
 	if err != nil {
 		if unmap != nil {
 			unmap()
@@ -67,20 +56,20 @@ func Open(path string) (*File, error) {
 }
 
 type headerEntry struct {
-	DType       wtensor.DType `json:"dtype"`
-	Shape       []int64       `json:"shape"`
-	DataOffsets []int64       `json:"data_offsets"`
+	DType       DType   `json:"dtype"`
+	Shape       []int64 `json:"shape"`
+	DataOffsets []int64 `json:"data_offsets"`
 }
 
-// Parse validates a whole safetensors file held in memory. The returned
+// parseSafetensors validates a whole safetensors file held in memory. The returned
 // tensors alias data.
-func Parse(data []byte) (*File, error) {
+func parseSafetensors(data []byte) (*SafetensorsFile, error) {
 	if len(data) < 8 {
 		return nil, fmt.Errorf("file is %d bytes, too short for a header", len(data))
 	}
 	hlen := binary.LittleEndian.Uint64(data)
-	if hlen > MaxHeaderSize {
-		return nil, fmt.Errorf("header length %d exceeds the %d byte limit", hlen, MaxHeaderSize)
+	if hlen > maxSafetensorsHeader {
+		return nil, fmt.Errorf("header length %d exceeds the %d byte limit", hlen, maxSafetensorsHeader)
 	}
 	if hlen > uint64(len(data)-8) {
 		return nil, fmt.Errorf("header length %d exceeds the file (%d bytes)", hlen, len(data))
@@ -91,7 +80,7 @@ func Parse(data []byte) (*File, error) {
 	if err := json.Unmarshal(header, &raw); err != nil {
 		return nil, fmt.Errorf("header is not a JSON object: %w", err)
 	}
-	f := &File{tensors: make(map[string]*wtensor.Tensor, len(raw))}
+	f := &SafetensorsFile{tensors: make(map[string]*Tensor, len(raw))}
 	type span struct {
 		begin, end int64
 		name       string
@@ -134,7 +123,7 @@ func Parse(data []byte) (*File, error) {
 		if numel*int64(size) != end-begin {
 			return nil, fmt.Errorf("tensor %q: shape %v of %s needs %d bytes, data_offsets give %d", name, e.Shape, e.DType, numel*int64(size), end-begin)
 		}
-		f.tensors[name] = &wtensor.Tensor{Name: name, DType: e.DType, Shape: shape, Data: body[begin:end:end]}
+		f.tensors[name] = &Tensor{Name: name, DType: e.DType, Shape: shape, Data: body[begin:end:end]}
 		spans = append(spans, span{begin, end, name})
 	}
 	sort.Slice(spans, func(i, j int) bool {
@@ -152,5 +141,5 @@ func Parse(data []byte) (*File, error) {
 	return f, nil
 }
 
-// ErrDuplicate is returned by Write when two tensors share a name.
-var ErrDuplicate = errors.New("duplicate tensor name")
+// errDuplicateTensor is returned by writeSafetensors when two tensors share a name.
+var errDuplicateTensor = errors.New("duplicate tensor name")

@@ -1,4 +1,4 @@
-package torchbin
+package weights
 
 import (
 	"archive/zip"

@@ -1,4 +1,4 @@
-package torchbin
+package weights
 
 import (
 	"bytes"
@@ -13,22 +13,20 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nanovox/nanovox/internal/weights/safetensors"
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
 type goldenTensor struct {
-	Name   string        `json:"name"`
-	DType  wtensor.DType `json:"dtype"`
-	Shape  []int         `json:"shape"`
-	Values []any         `json:"values"`
-	Hex    string        `json:"hex"`
+	Name   string `json:"name"`
+	DType  DType  `json:"dtype"`
+	Shape  []int  `json:"shape"`
+	Values []any  `json:"values"`
+	Hex    string `json:"hex"`
 }
 
 func loadGolden(t *testing.T) map[string][]goldenTensor {
 	t.Helper()
 	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(readFile(t, "testdata/golden.json"), &raw); err != nil {
+	if err := json.Unmarshal(readFile(t, "testdata/torch/golden.json"), &raw); err != nil {
 		t.Fatal(err)
 	}
 	out := make(map[string][]goldenTensor)
@@ -50,7 +48,7 @@ func loadGolden(t *testing.T) map[string][]goldenTensor {
 
 // checkGolden compares loaded tensors with the golden: names in order, dtypes, shapes, the
 // exact bytes, and the values decoded through the safetensors helpers.
-func checkGolden(t *testing.T, got []wtensor.Tensor, want []goldenTensor) {
+func checkGolden(t *testing.T, got []Tensor, want []goldenTensor) {
 	t.Helper()
 	if len(got) != len(want) {
 		t.Fatalf("got %d tensors, want %d", len(got), len(want))
@@ -73,19 +71,19 @@ func checkGolden(t *testing.T, got []wtensor.Tensor, want []goldenTensor) {
 			es := g.DType.Size()
 			b := g.Data[j*es : (j+1)*es]
 			switch g.DType {
-			case wtensor.F32, wtensor.F16, wtensor.BF16:
+			case F32, F16, BF16:
 				f, err := g.Float32()
 				if err != nil {
 					t.Fatal(err)
 				}
 				gv = float64(f[j])
-			case wtensor.F64:
+			case F64:
 				gv = math.Float64frombits(binary.LittleEndian.Uint64(b))
-			case wtensor.I64:
+			case I64:
 				gv = float64(int64(binary.LittleEndian.Uint64(b)))
-			case wtensor.I32:
+			case I32:
 				gv = float64(int32(binary.LittleEndian.Uint32(b)))
-			case wtensor.Bool:
+			case Bool:
 				gv = b[0] == 1
 			}
 			if gv != wv {
@@ -95,11 +93,11 @@ func checkGolden(t *testing.T, got []wtensor.Tensor, want []goldenTensor) {
 	}
 }
 
-func TestGolden(t *testing.T) {
+func TestTorchGolden(t *testing.T) {
 	golden := loadGolden(t)
 	for file, want := range golden {
 		t.Run(file, func(t *testing.T) {
-			got, err := Load(filepath.Join("testdata", file))
+			got, err := LoadTorch(filepath.Join("testdata", "torch", file))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,8 +105,8 @@ func TestGolden(t *testing.T) {
 		})
 		t.Run(file+"/deflated", func(t *testing.T) {
 			// Torch stores records uncompressed; a re-zipped checkpoint must read the same.
-			z := rezip(t, readFile(t, filepath.Join("testdata", file)), true)
-			got, err := Read(bytes.NewReader(z), int64(len(z)))
+			z := rezip(t, readFile(t, filepath.Join("testdata", "torch", file)), true)
+			got, err := readTorch(bytes.NewReader(z), int64(len(z)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,20 +115,20 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// TestTiedOwnData checks that tensors sharing a storage (tied weights, views of one
+// TestTorchTiedOwnData checks that tensors sharing a storage (tied weights, views of one
 // buffer, one memoised tensor under two names) come out equal but with their own data.
-func TestTiedOwnData(t *testing.T) {
+func TestTorchTiedOwnData(t *testing.T) {
 	for _, tc := range []struct{ file, a, b string }{
-		{"testdata/basic.pt", "emb.weight", "head.weight"},
-		{"testdata/proto4.pt", "shared_a", "shared_b"},
-		{"testdata/tiny-a-lm/pytorch_model.bin", "transformer.wte.weight", "text_lm_head.weight"},
-		{"testdata/tiny-a-lm/pytorch_model.bin", "audio_embeddings.3.weight", "audio_lm_heads.3.weight"},
+		{"testdata/torch/basic.pt", "emb.weight", "head.weight"},
+		{"testdata/torch/proto4.pt", "shared_a", "shared_b"},
+		{"testdata/torch/tiny-a-lm/pytorch_model.bin", "transformer.wte.weight", "text_lm_head.weight"},
+		{"testdata/torch/tiny-a-lm/pytorch_model.bin", "audio_embeddings.3.weight", "audio_lm_heads.3.weight"},
 	} {
-		ts, err := Load(tc.file)
+		ts, err := LoadTorch(tc.file)
 		if err != nil {
 			t.Fatal(err)
 		}
-		byName := map[string]wtensor.Tensor{}
+		byName := map[string]Tensor{}
 		for _, x := range ts {
 			byName[x.Name] = x
 		}
@@ -145,15 +143,15 @@ func TestTiedOwnData(t *testing.T) {
 	}
 }
 
-// TestTinyA checks the torch conversion of the tiny-a LM against its safetensors file,
+// TestTorchTinyA checks the torch conversion of the tiny-a LM against its safetensors file,
 // byte for byte and in the same order.
-func TestTinyA(t *testing.T) {
-	st, err := safetensors.Open("../../../testdata/tiny-a/lm/model.safetensors")
+func TestTorchTinyA(t *testing.T) {
+	st, err := OpenSafetensors("../../testdata/tiny-a/lm/model.safetensors")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	got, err := Load("testdata/tiny-a-lm/pytorch_model.bin")
+	got, err := LoadTorch("testdata/torch/tiny-a-lm/pytorch_model.bin")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,50 +167,42 @@ func TestTinyA(t *testing.T) {
 		}
 	}
 	for _, f := range []string{"config.json", "tokenizer.model"} {
-		if !bytes.Equal(readFile(t, "testdata/tiny-a-lm/"+f), readFile(t, "../../../testdata/tiny-a/lm/"+f)) {
-			t.Errorf("testdata/tiny-a-lm/%s differs from testdata/tiny-a/lm/%s", f, f)
+		if !bytes.Equal(readFile(t, "testdata/torch/tiny-a-lm/"+f), readFile(t, "../../testdata/tiny-a/lm/"+f)) {
+			t.Errorf("testdata/torch/tiny-a-lm/%s differs from testdata/tiny-a/lm/%s", f, f)
 		}
 	}
 }
 
-func TestLegacy(t *testing.T) {
+func TestTorchLegacy(t *testing.T) {
 	tar := make([]byte, 1024)
 	copy(tar[257:], "ustar")
 	for name, data := range map[string][]byte{
-		"legacy.pt":   readFile(t, "testdata/legacy.pt"),
+		"legacy.pt":   readFile(t, "testdata/torch/legacy.pt"),
 		"tar":         tar,
 		"bare pickle": newPB().proto(2).op(opNone, opStop).bytes(),
 	} {
-		_, err := Read(bytes.NewReader(data), int64(len(data)))
-		if !errors.Is(err, ErrLegacyFormat) || !strings.Contains(err.Error(), "safetensors") {
-			t.Errorf("%s: err = %v, want ErrLegacyFormat", name, err)
+		_, err := readTorch(bytes.NewReader(data), int64(len(data)))
+		if !errors.Is(err, errLegacyTorch) || !strings.Contains(err.Error(), "safetensors") {
+			t.Errorf("%s: err = %v, want errLegacyTorch", name, err)
 		}
 	}
-	_, err := Load("testdata/legacy.pt")
-	if !errors.Is(err, ErrLegacyFormat) || !strings.Contains(err.Error(), "legacy.pt") {
-		t.Errorf("Load: err = %v, want ErrLegacyFormat naming the file", err)
+	_, err := LoadTorch("testdata/torch/legacy.pt")
+	if !errors.Is(err, errLegacyTorch) || !strings.Contains(err.Error(), "legacy.pt") {
+		t.Errorf("LoadTorch: err = %v, want errLegacyTorch naming the file", err)
 	}
 }
 
-func TestLoadMissingFile(t *testing.T) {
-	_, err := Load(filepath.Join(t.TempDir(), "nope.bin"))
+func TestLoadTorchMissingFile(t *testing.T) {
+	_, err := LoadTorch(filepath.Join(t.TempDir(), "nope.bin"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("err = %v, want ErrNotExist", err)
 	}
 }
 
-func f32Bytes(xs ...float32) []byte {
-	var b []byte
-	for _, x := range xs {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
-	}
-	return b
-}
-
-// TestArchive covers archive-level behaviour with hand-made zips.
-func TestArchive(t *testing.T) {
+// TestTorchArchive covers archive-level behaviour with hand-made zips.
+func TestTorchArchive(t *testing.T) {
 	one := tspec{name: "w", class: "FloatStorage", key: "0", numel: 4, size: []int64{2, 2}, stride: []int64{2, 1}}
-	four := f32Bytes(1, 2, 3, 4)
+	four := f32bytes(1, 2, 3, 4)
 	bigEndian := makeZip(t, rec{"archive/data.pkl", statePickle(one), false}, rec{"archive/data/0", four, false},
 		rec{"archive/byteorder", []byte("big"), false})
 
@@ -259,7 +249,7 @@ func TestArchive(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Read(bytes.NewReader(tc.zip), int64(len(tc.zip)))
+			got, err := readTorch(bytes.NewReader(tc.zip), int64(len(tc.zip)))
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -277,22 +267,22 @@ func TestArchive(t *testing.T) {
 	}
 }
 
-// TestTruncated cuts a real checkpoint at many points; every cut must be an error.
-func TestTruncated(t *testing.T) {
-	data := readFile(t, "testdata/basic.pt")
+// TestTorchTruncated cuts a real checkpoint at many points; every cut must be an error.
+func TestTorchTruncated(t *testing.T) {
+	data := readFile(t, "testdata/torch/basic.pt")
 	for _, n := range []int{0, 1, 4, 30, 100, len(data) / 3, len(data) / 2, len(data) - 23, len(data) - 22, len(data) - 1} {
-		if _, err := Read(bytes.NewReader(data[:n]), int64(n)); err == nil {
+		if _, err := readTorch(bytes.NewReader(data[:n]), int64(n)); err == nil {
 			t.Errorf("cut at %d of %d: no error", n, len(data))
 		}
 	}
 	// A lying size: the reader claims more bytes than the data has.
-	if _, err := Read(bytes.NewReader(data[:100]), int64(len(data))); err == nil {
+	if _, err := readTorch(bytes.NewReader(data[:100]), int64(len(data))); err == nil {
 		t.Error("short reader: no error")
 	}
 }
 
-// TestNothingExecuted makes sure a malicious checkpoint does not run its payload.
-func TestNothingExecuted(t *testing.T) {
+// TestTorchNothingExecuted makes sure a malicious checkpoint does not run its payload.
+func TestTorchNothingExecuted(t *testing.T) {
 	canary := filepath.Join(t.TempDir(), "pwned")
 	payloads := [][]byte{
 		newPB().proto(2).global("os", "system").str("touch "+canary).op(opTuple1, opReduce, opStop).bytes(),
@@ -302,13 +292,13 @@ func TestNothingExecuted(t *testing.T) {
 		newPB().proto(2).op(opEmptyDict).str("w").global("torch._utils", "_rebuild_tensor_v2").op(opMark, opMark).str("storage").
 			global("subprocess", "Popen").str("0").str("cpu").int(1).op(opTuple, opBinPersID).bytes(),
 	}
-	want := []GlobalError{{"os", "system"}, {"builtins", "eval"}, {"__builtin__", "getattr"}, {"subprocess", "Popen"}}
+	want := []forbiddenGlobalError{{"os", "system"}, {"builtins", "eval"}, {"__builtin__", "getattr"}, {"subprocess", "Popen"}}
 	for i, p := range payloads {
 		z := makeZip(t, rec{"archive/data.pkl", p, false})
-		_, err := Read(bytes.NewReader(z), int64(len(z)))
-		var ge *GlobalError
+		_, err := readTorch(bytes.NewReader(z), int64(len(z)))
+		var ge *forbiddenGlobalError
 		if !errors.As(err, &ge) || *ge != want[i] {
-			t.Errorf("payload %d: err = %v, want GlobalError %v", i, err, want[i])
+			t.Errorf("payload %d: err = %v, want forbiddenGlobalError %v", i, err, want[i])
 		}
 		if !strings.Contains(err.Error(), want[i].Module+"."+want[i].Name) {
 			t.Errorf("payload %d: error %q does not name the global", i, err)
@@ -319,21 +309,21 @@ func TestNothingExecuted(t *testing.T) {
 	}
 }
 
-func FuzzRead(f *testing.F) {
+func FuzzReadTorch(f *testing.F) {
 	for _, name := range []string{"basic.pt", "nested.pt", "proto4.pt", "legacy.pt"} {
-		b, err := os.ReadFile(filepath.Join("testdata", name))
+		b, err := os.ReadFile(filepath.Join("testdata", "torch", name))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
 	}
 	one := tspec{name: "w", class: "FloatStorage", key: "0", numel: 4, size: []int64{2, 2}, stride: []int64{1, 2}}
-	f.Add(makeZip(f, rec{"a/data.pkl", statePickle(one), false}, rec{"a/data/0", f32Bytes(1, 2, 3, 4), false}))
-	f.Add(makeZip(f, rec{"a/data.pkl", statePickle(one), true}, rec{"a/data/0", f32Bytes(1, 2, 3, 4), true}))
+	f.Add(makeZip(f, rec{"a/data.pkl", statePickle(one), false}, rec{"a/data/0", f32bytes(1, 2, 3, 4), false}))
+	f.Add(makeZip(f, rec{"a/data.pkl", statePickle(one), true}, rec{"a/data/0", f32bytes(1, 2, 3, 4), true}))
 	f.Add(zipWithRaw(f, "a/data.pkl", make([]byte, 100), 1<<40))
 	f.Add([]byte("PK\x05\x06\x00\x00\x00\x00\x01\x00\x01\x00\xff\xff\xff\xff\x00\x00\x00\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ts, err := Read(bytes.NewReader(data), int64(len(data)))
+		ts, err := readTorch(bytes.NewReader(data), int64(len(data)))
 		if err != nil {
 			return
 		}
@@ -345,11 +335,11 @@ func FuzzRead(f *testing.F) {
 	})
 }
 
-func BenchmarkLoadTinyA(b *testing.B) {
-	data := readFile(b, "testdata/tiny-a-lm/pytorch_model.bin")
+func BenchmarkLoadTorchTinyA(b *testing.B) {
+	data := readFile(b, "testdata/torch/tiny-a-lm/pytorch_model.bin")
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		if _, err := Read(bytes.NewReader(data), int64(len(data))); err != nil {
+		if _, err := readTorch(bytes.NewReader(data), int64(len(data))); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,27 +1,4 @@
-// Package torchbin reads PyTorch checkpoints written by torch.save in the zip format of
-// torch ≥ 1.6 (for example a Hugging Face pytorch_model.bin) without executing any code.
-//
-// Such a file is a zip archive with one top directory <root> holding
-//
-//	<root>/data.pkl     the pickled object: a state dict of name → tensor
-//	<root>/data/<key>   one raw record per tensor storage
-//	<root>/byteorder    "little" or "big" (absent in files from torch < 2.0: little)
-//	<root>/version, <root>/.data/..., ...   ignored
-//
-// data.pkl is interpreted by a restricted unpickler written here: it implements the data
-// opcodes of pickle protocols 2–5 and accepts only an allow-list of globals — OrderedDict,
-// torch's tensor and parameter rebuild functions, storage classes and dtypes. Any other
-// global (os.system, builtins.eval, ...) or opcode is an error naming it; nothing named in
-// the file is ever imported or called. Tensors are then copied out of their storages as
-// contiguous little-endian bytes, so storage offsets, transposed views and tensors that
-// share one storage (tied weights) each come out with their own, correct data.
-//
-// Loading is linear in the file size and holds at most the output tensors plus one
-// storage. Every size in the archive and the pickle is checked before it is used to
-// allocate or read, so a hostile file fails with an error rather than a crash, a hang or
-// an out-of-memory: in particular the tensors may not expand to more than four times the
-// file size (plus 16 MiB), which bounds broadcast (stride 0) and overlapping views.
-package torchbin
+package weights
 
 import (
 	"archive/zip"
@@ -31,66 +8,56 @@ import (
 	"math"
 	"os"
 	"strings"
-
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
-// ErrLegacyFormat is returned for checkpoints in the pre-1.6 (non-zip) torch.save format.
-var ErrLegacyFormat = errors.New("legacy (pre-1.6, non-zip) torch.save format is not supported: re-save it with a current torch (torch.save(torch.load(path), path)) or convert it to safetensors")
+// errLegacyTorch is returned for checkpoints in the pre-1.6 (non-zip) torch.save format.
+var errLegacyTorch = errors.New("legacy (pre-1.6, non-zip) torch.save format is not supported: re-save it with a current torch (torch.save(torch.load(path), path)) or convert it to safetensors")
 
 // Limits on what an archive may make us allocate.
 const (
 	maxPickleSize   = 64 << 20 // data.pkl; real state dicts take a few KiB to a few MiB
 	maxSmallRecord  = 64       // byteorder
-	expansionFactor = 4        // output bytes per archive byte, see the package doc
+	expansionFactor = 4        // output bytes per archive byte, see "PyTorch checkpoints" in doc.go
 	expansionSlack  = 16 << 20
 )
 
-// Load reads a torch.save zip checkpoint and returns its tensors in state-dict order.
+// LoadTorch reads a torch.save zip checkpoint and returns its tensors in state-dict order.
 //
 // Data is contiguous little-endian bytes owned by each tensor (copied or gathered from the
 // storages, so views, offsets and non-contiguous strides are materialised). DTypes are
-// wtensor's (the safetensors spellings): F32, F16, BF16, and also F64, I64, I32, I16, I8, U8 and BOOL; other
+// the safetensors spellings: F32, F16, BF16, and also F64, I64, I32, I16, I8, U8 and BOOL; other
 // torch dtypes (complex, quantized, float8, unsigned > 8 bit) are an error naming the tensor.
 //
 // The pickled object must be a dict of name → tensor (nn.Module.state_dict()). Nested dicts
 // inside it are flattened with "."-joined names. A training checkpoint that nests the state
 // dict under "state_dict", "model_state_dict", "model" or "module" (first one present whose
 // value is a dict) is unwrapped and its other entries are ignored. Anything else is an error.
-func Load(path string) ([]wtensor.Tensor, error) {
+func LoadTorch(path string) ([]Tensor, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("torchbin: %w", err)
+		return nil, fmt.Errorf("torch checkpoint: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("torchbin: %w", err)
+		return nil, fmt.Errorf("torch checkpoint: %w", err)
 	}
-	ts, err := read(f, st.Size())
+	ts, err := readTorch(f, st.Size())
 	if err != nil {
-		return nil, fmt.Errorf("torchbin: %s: %w", path, err)
+		return nil, fmt.Errorf("torch checkpoint %s: %w", path, err)
 	}
 	return ts, nil
 }
 
-// Read is Load for a checkpoint of size bytes read through r.
-func Read(r io.ReaderAt, size int64) ([]wtensor.Tensor, error) {
-	ts, err := read(r, size)
-	if err != nil {
-		return nil, fmt.Errorf("torchbin: %w", err)
-	}
-	return ts, nil
-}
-
-func read(r io.ReaderAt, size int64) ([]wtensor.Tensor, error) {
+// readTorch is LoadTorch for a checkpoint of size bytes read through r.
+func readTorch(r io.ReaderAt, size int64) ([]Tensor, error) {
 	if size < 0 || size > math.MaxInt64/(2*expansionFactor) {
 		return nil, fmt.Errorf("bad file size %d", size)
 	}
 	zr, err := zip.NewReader(r, size)
 	if err != nil && (zr == nil || !errors.Is(err, zip.ErrInsecurePath)) {
 		if isLegacy(r, size) {
-			return nil, ErrLegacyFormat
+			return nil, errLegacyTorch
 		}
 		return nil, fmt.Errorf("not a torch.save zip archive: %w", err)
 	}
@@ -153,7 +120,7 @@ func read(r io.ReaderAt, size int64) ([]wtensor.Tensor, error) {
 				clip(e.name), budget, expansionFactor, size)
 		}
 	}
-	out := make([]wtensor.Tensor, len(entries))
+	out := make([]Tensor, len(entries))
 	keys, groups := storageOrder(entries)
 	for _, key := range keys {
 		idx := groups[key]
@@ -199,7 +166,7 @@ func readRecord(f *zip.File, limit int64) ([]byte, error) {
 // records, which is what torch writes, are read in place: contiguous tensors straight into
 // their output, and when some view is not contiguous the used extent of the storage once.
 // Compressed records are inflated once.
-func loadStorage(r io.ReaderAt, size int64, files map[string]*zip.File, root string, st *storage, idx []int, plans []plan, out []wtensor.Tensor, budget int64) error {
+func loadStorage(r io.ReaderAt, size int64, files map[string]*zip.File, root string, st *storage, idx []int, plans []plan, out []Tensor, budget int64) error {
 	first := plans[idx[0]].name
 	name := root + "/data/" + st.key
 	f := files[name]
@@ -270,7 +237,7 @@ func loadStorage(r io.ReaderAt, size int64, files map[string]*zip.File, root str
 				return fmt.Errorf("tensor %q: storage record %s: %w", clip(p.name), clip(name), err)
 			}
 		}
-		out[i] = wtensor.Tensor{Name: p.name, DType: p.dtype, Shape: p.shape, Data: data}
+		out[i] = Tensor{Name: p.name, DType: p.dtype, Shape: p.shape, Data: data}
 	}
 	return nil
 }

@@ -1,21 +1,19 @@
-package torchbin
+package weights
 
 import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
-// GlobalError reports a pickle that references a global outside the allow-list. Such a
+// forbiddenGlobalError reports a pickle that references a global outside the allow-list. Such a
 // file is refused before anything in it is interpreted further; nothing is ever imported
 // or called.
-type GlobalError struct {
+type forbiddenGlobalError struct {
 	Module, Name string
 }
 
-func (e *GlobalError) Error() string {
+func (e *forbiddenGlobalError) Error() string {
 	return fmt.Sprintf("pickle references global %s.%s, which is not allowed in a torch state dict (only tensors, storages, dtypes and OrderedDict are)",
 		clip(e.Module), clip(e.Name))
 }
@@ -56,28 +54,28 @@ type global struct {
 // tensors are an error naming the tensor.
 type dtypeInfo struct {
 	name string // torch spelling, e.g. "torch.bfloat16"
-	st   wtensor.DType
+	st   DType
 	size int64
 }
 
 // torchTypes lists torch element types: the legacy storage class (empty if none), the
-// dtype name, aliases, the wtensor dtype and the element size.
+// dtype name, aliases, the DType and the element size.
 var torchTypes = []struct {
 	storage, dtype string
 	aliases        []string
-	st             wtensor.DType
+	st             DType
 	size           int64
 }{
-	{"DoubleStorage", "float64", []string{"double"}, wtensor.F64, 8},
-	{"FloatStorage", "float32", []string{"float"}, wtensor.F32, 4},
-	{"HalfStorage", "float16", []string{"half"}, wtensor.F16, 2},
-	{"BFloat16Storage", "bfloat16", nil, wtensor.BF16, 2},
-	{"LongStorage", "int64", []string{"long"}, wtensor.I64, 8},
-	{"IntStorage", "int32", []string{"int"}, wtensor.I32, 4},
-	{"ShortStorage", "int16", []string{"short"}, wtensor.I16, 2},
-	{"CharStorage", "int8", nil, wtensor.I8, 1},
-	{"ByteStorage", "uint8", nil, wtensor.U8, 1},
-	{"BoolStorage", "bool", nil, wtensor.Bool, 1},
+	{"DoubleStorage", "float64", []string{"double"}, F64, 8},
+	{"FloatStorage", "float32", []string{"float"}, F32, 4},
+	{"HalfStorage", "float16", []string{"half"}, F16, 2},
+	{"BFloat16Storage", "bfloat16", nil, BF16, 2},
+	{"LongStorage", "int64", []string{"long"}, I64, 8},
+	{"IntStorage", "int32", []string{"int"}, I32, 4},
+	{"ShortStorage", "int16", []string{"short"}, I16, 2},
+	{"CharStorage", "int8", nil, I8, 1},
+	{"ByteStorage", "uint8", nil, U8, 1},
+	{"BoolStorage", "bool", nil, Bool, 1},
 	{"ComplexDoubleStorage", "complex128", []string{"cdouble"}, "", 16},
 	{"ComplexFloatStorage", "complex64", []string{"cfloat"}, "", 8},
 	{"", "complex32", []string{"chalf"}, "", 4},
@@ -112,7 +110,7 @@ var allowed = func() map[string]*global {
 	add("torch", "Tensor", kindTensorClass, nil)
 	add("torch._tensor", "Tensor", kindTensorClass, nil)
 	add("torch.nn.parameter", "Parameter", kindParameterClass, nil)
-	bytesType := &dtypeInfo{name: "torch.uint8", st: wtensor.U8, size: 1}
+	bytesType := &dtypeInfo{name: "torch.uint8", st: U8, size: 1}
 	for _, n := range []string{"torch.UntypedStorage", "torch._UntypedStorage", "torch.storage.UntypedStorage", "torch.storage._UntypedStorage"} {
 		i := strings.LastIndexByte(n, '.')
 		add(n[:i], n[i+1:], kindStorageClass, bytesType)
@@ -136,7 +134,7 @@ func findGlobal(module, name string) (*global, error) {
 			return g, nil
 		}
 	}
-	return nil, &GlobalError{Module: module, Name: name}
+	return nil, &forbiddenGlobalError{Module: module, Name: name}
 }
 
 // storage is one storage record of the archive, identified by its key ("0", "1", ...).
@@ -524,7 +522,7 @@ func (w *walker) walk(d *dict, prefix string, depth int) error {
 // plan is one tensor's validated view of its storage.
 type plan struct {
 	name       string
-	dtype      wtensor.DType
+	dtype      DType
 	shape      []int
 	size       []int64
 	stride     []int64

@@ -1,4 +1,4 @@
-package safetensors
+package weights
 
 import (
 	"bufio"
@@ -9,15 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-
-	"github.com/nanovox/nanovox/internal/weights/wtensor"
 )
 
-// Write serialises tensors in the given order with optional metadata. The
+// writeSafetensors serialises tensors in the given order with optional metadata. The
 // header is padded with spaces to a multiple of 8 bytes, as the reference
 // implementation does, so every tensor starts 8-byte aligned relative to the
 // data section.
-func Write(w io.Writer, tensors []wtensor.Tensor, metadata map[string]string) error {
+func writeSafetensors(w io.Writer, tensors []Tensor, metadata map[string]string) error {
 	header := make(map[string]any, len(tensors)+1)
 	if len(metadata) > 0 {
 		header["__metadata__"] = metadata
@@ -26,7 +24,7 @@ func Write(w io.Writer, tensors []wtensor.Tensor, metadata map[string]string) er
 	for i := range tensors {
 		t := &tensors[i]
 		if _, dup := header[t.Name]; dup || t.Name == "__metadata__" {
-			return fmt.Errorf("safetensors: %w: %q", ErrDuplicate, t.Name)
+			return fmt.Errorf("safetensors: %w: %q", errDuplicateTensor, t.Name)
 		}
 		if t.DType.Size() == 0 {
 			return fmt.Errorf("safetensors: tensor %q: unknown dtype %q", t.Name, t.DType)
@@ -69,14 +67,14 @@ func Write(w io.Writer, tensors []wtensor.Tensor, metadata map[string]string) er
 	return bw.Flush()
 }
 
-// WriteFile writes tensors to path atomically (temporary file, then rename).
-func WriteFile(path string, tensors []wtensor.Tensor, metadata map[string]string) error {
+// WriteSafetensorsFile writes tensors to path atomically (temporary file, then rename).
+func WriteSafetensorsFile(path string, tensors []Tensor, metadata map[string]string) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("safetensors: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := Write(tmp, tensors, metadata); err != nil {
+	if err := writeSafetensors(tmp, tensors, metadata); err != nil {
 		tmp.Close()
 		return err
 	}
@@ -87,8 +85,8 @@ func WriteFile(path string, tensors []wtensor.Tensor, metadata map[string]string
 }
 
 // SortedByName returns tensors sorted by name, the order the Python library writes.
-func SortedByName(ts []wtensor.Tensor) []wtensor.Tensor {
-	out := append([]wtensor.Tensor(nil), ts...)
+func SortedByName(ts []Tensor) []Tensor {
+	out := append([]Tensor(nil), ts...)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }

@@ -1,9 +1,4 @@
-// Package wtensor is the in-memory form of one checkpoint tensor as the
-// weight readers hand it out: its name, element type, shape and raw
-// little-endian bytes. Both readers (safetensors and torchbin) produce it
-// and the weights package consumes it, so neither reader's package is part
-// of the other's API.
-package wtensor
+package weights
 
 import (
 	"encoding/binary"
@@ -48,8 +43,8 @@ func (d DType) Size() int {
 	return 0
 }
 
-// IsFloat reports whether the dtype converts exactly to float32.
-func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 }
+// isFloat reports whether the dtype converts exactly to float32.
+func (d DType) isFloat() bool { return d == F32 || d == F16 || d == BF16 }
 
 // Tensor is one named tensor. Data holds the raw little-endian bytes and may
 // alias a memory-mapped file: it is valid until the reader that produced it
@@ -70,21 +65,18 @@ func (t *Tensor) NumElements() int {
 	return n
 }
 
-// ShapeString formats the shape like "[3 4]".
-func (t *Tensor) ShapeString() string { return fmt.Sprint(t.Shape) }
-
 // Float32 converts the tensor to a new float32 slice. F16 and BF16 widen exactly.
 func (t *Tensor) Float32() ([]float32, error) {
 	n := t.NumElements()
 	out := make([]float32, n)
-	if err := t.DecodeFloat32(out); err != nil {
+	if err := t.decodeFloat32(out); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
-// DecodeFloat32 converts the tensor into dst, which must have NumElements entries.
-func (t *Tensor) DecodeFloat32(dst []float32) error {
+// decodeFloat32 converts the tensor into dst, which must have NumElements entries.
+func (t *Tensor) decodeFloat32(dst []float32) error {
 	n := t.NumElements()
 	if len(dst) != n {
 		return fmt.Errorf("tensor %s: destination has %d elements, tensor %d", t.Name, len(dst), n)
