@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/mossnano/codec"
@@ -38,6 +41,9 @@ func fullSize(b *testing.B) *Family {
 				return
 			}
 			dir = d
+		}
+		if n, err := strconv.Atoi(os.Getenv("NANOVOX_BENCH_THREADS")); err == nil {
+			tensor.SetThreads(n)
 		}
 		fullFam, fullErr = Load(filepath.Join(dir, "lm"), filepath.Join(dir, "codec"), Options{KeepBF16: true, Matmul: benchMatmul()})
 	})
@@ -253,23 +259,43 @@ func BenchmarkFrameParts(b *testing.B) {
 				ref[i][c] = (i*31 + c*7) % 1024
 			}
 		}
+		cpu := cpuTime(b)
 		for b.Loop() {
 			if _, err := f.LM.NewPrefix(ref); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, cpu)
 	})
 	b.Run("encode-5s", func(b *testing.B) {
 		pcm := make([]float32, 2*5*48000)
 		for i := range pcm {
 			pcm[i] = float32((i*7919)%2001-1000) / 4000
 		}
+		cpu := cpuTime(b)
 		for b.Loop() {
 			if _, err := f.EncodeReference(context.Background(), pcm); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, cpu)
 	})
+}
+
+// cpuTime returns the process's user and system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per op since start (cpuTime), all threads
+// together: on a shared machine, where other work stretches wall time,
+// it moves less than ns/op does.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
 func itoa(n int) string {

@@ -249,6 +249,8 @@ type Stepper struct {
 	active, cont       []*Generation
 	activeIdx, contIdx []int
 	seqs, lseqs        []seqRows
+
+	budget *frameBudget // nil except in the per-frame budget benchmark
 }
 
 // NewStepper returns a Stepper for m.
@@ -262,6 +264,9 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 	H, W := cfg.Hidden(), cfg.NVQ+1
 	eps := float32(cfg.GPT2.LayerNormEpsilon)
 	evs := make([]Event, len(gens))
+	bud := s.budget
+	bud.start()
+	defer bud.lap(phaseGlue)
 
 	// 1. Chunks that reached their frame limit end without compute (the
 	//    upstream loop simply runs out).
@@ -308,7 +313,9 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 	R := len(s.rows) / W
 	s.x = grow(s.x, R*H)
 	m.embedRows(s.x, s.rows)
+	bud.lap(phaseGlue)
 	m.forward(&m.global, s.x, seqs, &s.gws)
+	bud.lap(phaseGlobal)
 
 	// g_i = ln_f(last row of sequence i): the input of the local transformer.
 	n := len(active)
@@ -327,20 +334,24 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 		lseqs[i] = seqRows{cache: g.local, n: 1}
 	}
 	s.h = grow(s.h, n*H)
+	bud.lap(phaseGlue)
 	m.forward(&m.local, s.lx, lseqs, &s.lws)
 	tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
+	bud.lap(phaseLocal)
 	var two [2]float32
 	cand := []int{cfg.AudioAssistantSlotTokenID, cfg.AudioEndTokenID}
 	cont, contIdx := s.cont[:0], s.contIdx[:0]
 	defer func() { s.cont, s.contIdx = cont[:0], contIdx[:0] }()
 	for i, g := range active {
 		tensor.LinearRows(two[:], s.h[i*H:(i+1)*H], 1, m.wte, cand)
+		bud.lap(phaseHeads)
 		p := &g.params
 		topK := p.TextTopK
 		choice, err := g.smp.pick(two[:], p.Greedy, p.TextTemperature, topK, p.TextTopP)
 		if err != nil {
 			return nil, err
 		}
+		bud.lap(phaseSample)
 		if choice != 0 && !p.IgnoreEOS {
 			evs[activeIdx[i]] = g.endChunk()
 			continue
@@ -374,11 +385,14 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 				m.audioEmb[c-1].Row(codes[i][c-1], dst)
 			}
 		}
+		bud.lap(phaseGlue)
 		m.forward(&m.local, s.lx[:n*H], lseqs, &s.lws)
 		tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
+		bud.lap(phaseLocal)
 		K := cfg.AudioCodebookSizes[c]
 		s.logits = grow(s.logits, n*K)
 		tensor.Linear(s.logits, s.h, n, m.audioEmb[c], nil)
+		bud.lap(phaseHeads)
 		for i, g := range cont {
 			lg := s.logits[i*K : (i+1)*K]
 			penalize(lg, g.seen[c], float32(g.params.RepetitionPenalty))
@@ -389,6 +403,7 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 			}
 			codes[i][c] = code
 		}
+		bud.lap(phaseSample)
 	}
 	for i, g := range cont {
 		for c, code := range codes[i] {
