@@ -52,6 +52,10 @@ type Model struct {
 	local    stack
 	rope     *tensor.RoPE
 	template template
+	// head holds the global stack's keys and values of the prompt's head
+	// (template.head, the rows before the reference), the same for every
+	// voice: a prefill copies them instead of computing them again.
+	head *kvCache
 	// cachePool holds the KV caches of finished generations (their memory
 	// is faulted in: reusing it is cheaper than fresh memory).
 	cachePool freelist.List[*kvCache]
@@ -235,6 +239,7 @@ func load(dir string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	m.head = m.prefillHead()
 	return m, nil
 }
 
