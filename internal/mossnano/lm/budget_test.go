@@ -93,6 +93,34 @@ func BenchmarkFrameBudget(b *testing.B) {
 			b.ReportMetric(float64(d)/float64(time.Millisecond)/float64(b.N), names[p]+"-ms")
 		}
 	})
+	// The local transformer's lookup table (Model.localQKV) against the
+	// products it replaces, frame by frame on one generation, so that a
+	// shared machine's changing speed hits both alike.
+	if m.localQKV != nil {
+		b.Run("table-ab", func(b *testing.B) {
+			st := m.NewStepper()
+			g := benchGeneration(b, m, st)
+			var buds [2]frameBudget
+			var wall [2]time.Duration
+			var n [2]int
+			for i := 0; b.Loop(); i++ {
+				k := i % 2
+				st.noTable = k == 1
+				st.budget = &buds[k]
+				t0 := time.Now()
+				if _, err := st.Step([]*Generation{g}); err != nil {
+					b.Fatal(err)
+				}
+				wall[k] += time.Since(t0)
+				n[k]++
+			}
+			ms := func(d time.Duration, n int) float64 { return float64(d) / float64(time.Millisecond) / float64(n) }
+			b.ReportMetric(ms(wall[0], n[0]), "table-ms")
+			b.ReportMetric(ms(wall[1], n[1]), "computed-ms")
+			b.ReportMetric(ms(buds[0].d[phaseLocal], n[0]), "table-local-ms")
+			b.ReportMetric(ms(buds[1].d[phaseLocal], n[1]), "computed-local-ms")
+		})
+	}
 	b.Run("hot-global", func(b *testing.B) {
 		st := m.NewStepper()
 		g := benchGeneration(b, m, st)

@@ -283,7 +283,9 @@ type Stepper struct {
 	activeIdx, contIdx []int
 	seqs, lseqs        []seqRows
 
-	budget *frameBudget // nil except in the per-frame budget benchmark
+	budget  *frameBudget // nil except in the per-frame budget benchmark
+	noTable bool         // compute what localQKV holds (a benchmark's A/B)
+	qkv0    [][]float32
 }
 
 // NewStepper returns a Stepper for m.
@@ -418,8 +420,21 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 				m.audioEmb[c-1].Row(codes[i][c-1], dst)
 			}
 		}
+		if m.localQKV != nil && !s.noTable {
+			s.qkv0 = s.qkv0[:0]
+			t := m.localQKV[c]
+			for i := range cont {
+				k := 0
+				if c > 0 {
+					k = codes[i][c-1]
+				}
+				s.qkv0 = append(s.qkv0, t[k*3*H:(k+1)*3*H])
+			}
+			s.lws.qkv0 = s.qkv0
+		}
 		bud.lap(phaseGlue)
 		m.forward(&m.local, s.lx[:n*H], lseqs, &s.lws)
+		s.lws.qkv0 = nil
 		tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
 		bud.lap(phaseLocal)
 		K := cfg.AudioCodebookSizes[c]
