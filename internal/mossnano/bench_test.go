@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/mossnano/codec"
@@ -38,6 +41,9 @@ func fullSize(b *testing.B) *Family {
 				return
 			}
 			dir = d
+		}
+		if n, err := strconv.Atoi(os.Getenv("NANOVOX_BENCH_THREADS")); err == nil {
+			tensor.SetThreads(n)
 		}
 		fullFam, fullErr = Load(filepath.Join(dir, "lm"), filepath.Join(dir, "codec"), Options{KeepBF16: true, Matmul: benchMatmul()})
 	})
@@ -86,11 +92,13 @@ func BenchmarkFrameStep(b *testing.B) {
 			jobs := newJobs(b, f, n)
 			st := f.NewStepper()
 			b.ResetTimer()
+			cpu := cpuTime(b)
 			for b.Loop() {
 				if _, err := st.Step(jobs); err != nil {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "frames/s")
 		})
 	}
@@ -107,6 +115,7 @@ func BenchmarkFramePipeline(b *testing.B) {
 			st := f.NewStepper().(engine.Pipeline)
 			var pending any
 			b.ResetTimer()
+			cpu := cpuTime(b)
 			for b.Loop() {
 				done := make(chan error, 1)
 				if pending != nil {
@@ -126,6 +135,7 @@ func BenchmarkFramePipeline(b *testing.B) {
 				}
 				pending = g
 			}
+			reportCPU(b, cpu)
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "frames/s")
 		})
 	}
@@ -253,23 +263,43 @@ func BenchmarkFrameParts(b *testing.B) {
 				ref[i][c] = (i*31 + c*7) % 1024
 			}
 		}
+		cpu := cpuTime(b)
 		for b.Loop() {
 			if _, err := f.LM.NewPrefix(ref); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, cpu)
 	})
 	b.Run("encode-5s", func(b *testing.B) {
 		pcm := make([]float32, 2*5*48000)
 		for i := range pcm {
 			pcm[i] = float32((i*7919)%2001-1000) / 4000
 		}
+		cpu := cpuTime(b)
 		for b.Loop() {
 			if _, err := f.EncodeReference(context.Background(), pcm); err != nil {
 				b.Fatal(err)
 			}
 		}
+		reportCPU(b, cpu)
 	})
+}
+
+// cpuTime returns the process's user and system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the CPU time per op since start (cpuTime), all threads
+// together: on a shared machine, where other work stretches wall time,
+// it moves less than ns/op does.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 }
 
 func itoa(n int) string {
@@ -281,4 +311,72 @@ func itoa(n int) string {
 func benchMatmul() tensor.Matmul {
 	m, _ := tensor.ParseMatmul(os.Getenv("NANOVOX_BENCH_MATMUL"))
 	return m
+}
+
+// BenchmarkLongUtterance compares the frames of a long request (375
+// frames, 30 s: the default max_new_frames) with those of short ones (50
+// frames, 4 s), one stream, lm and codec decode as FrameStep runs them.
+// The two are stepped alternately, frame by frame, so that a shared
+// machine's changing speed affects both alike; each short request is
+// replaced by a fresh one when it ends. long-ms and short-ms are the mean
+// wall time of a frame's step, long-cpu-ms and short-cpu-ms its CPU time
+// (all threads), long/short the ratio of the wall times. The first step of
+// each request (its prompt) is not counted.
+func BenchmarkLongUtterance(b *testing.B) {
+	f := fullSize(b)
+	const long, short = 375, 50
+	ref := make([][]int, 62)
+	for i := range ref {
+		ref[i] = make([]int, f.LM.Config.NVQ)
+		for c := range ref[i] {
+			ref[i][c] = (i*31 + c*7) % 1024
+		}
+	}
+	st := f.NewStepper()
+	start := func(frames int) engine.Job {
+		p := f.DefaultParams()
+		p.IgnoreEOS = true
+		p.MaxFrames = frames
+		j, err := f.Prepare(context.Background(), &engine.Voice{Codes: ref}, nil, "A benchmark sentence of ordinary length for one chunk.", p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := st.Step([]engine.Job{j}); err != nil {
+			b.Fatal(err)
+		}
+		return j
+	}
+	var wall, cpu [2]time.Duration
+	var frames [2]int
+	step := func(j engine.Job, k int) {
+		t0, c0 := time.Now(), cpuTime(b)
+		outs, err := st.Step([]engine.Job{j})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if outs[0].Frame != nil {
+			wall[k] += time.Since(t0)
+			cpu[k] += cpuTime(b) - c0
+			frames[k]++
+		}
+	}
+	for b.Loop() {
+		l, s := start(long), start(short)
+		for !l.Done() {
+			step(l, 0)
+			if s.Done() {
+				s = start(short)
+			}
+			step(s, 1)
+		}
+		for !s.Done() {
+			step(s, 1)
+		}
+	}
+	ms := func(d time.Duration, n int) float64 { return float64(d) / float64(time.Millisecond) / float64(n) }
+	b.ReportMetric(ms(wall[0], frames[0]), "long-ms")
+	b.ReportMetric(ms(wall[1], frames[1]), "short-ms")
+	b.ReportMetric(ms(cpu[0], frames[0]), "long-cpu-ms")
+	b.ReportMetric(ms(cpu[1], frames[1]), "short-cpu-ms")
+	b.ReportMetric(ms(wall[0], frames[0])/ms(wall[1], frames[1]), "long/short")
 }

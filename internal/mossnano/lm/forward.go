@@ -106,6 +106,10 @@ type workspace struct {
 	rowScores          [][]float32 // attendPrompts' scores, per chunk
 	lo, hi             []int
 	attn               tensor.AttnScratch
+	// qkv0, when not nil, holds for each row of the pass its layer 0
+	// q|k|v before RoPE (ln_1 and c_attn already applied), from
+	// Model.localQKV: the pass copies them instead of computing them.
+	qkv0 [][]float32
 	// ctx, when not nil, is checked between layers: a prefill of a long
 	// prompt stops early once it is done, leaving the cache unfinished for
 	// the caller to discard.
@@ -159,8 +163,14 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 		}
 		b := &s.blocks[l]
 		// Attention: x += c_proj(attn(ln_1 x)).
-		tensor.LayerNorm(ws.h, x, R, b.ln1W, b.ln1B, float32(m.Config.GPT2.LayerNormEpsilon))
-		tensor.Linear(ws.qkv, ws.h, R, b.attnW, b.attnB)
+		if l == 0 && ws.qkv0 != nil {
+			for r, row := range ws.qkv0 {
+				copy(ws.qkv[r*3*H:(r+1)*3*H], row)
+			}
+		} else {
+			tensor.LayerNorm(ws.h, x, R, b.ln1W, b.ln1B, float32(m.Config.GPT2.LayerNormEpsilon))
+			tensor.Linear(ws.qkv, ws.h, R, b.attnW, b.attnB)
+		}
 		m.cacheRows(l, seqs, ws)
 		r := 0
 		ws.prompts = ws.prompts[:0]

@@ -122,8 +122,41 @@ func (m *Model) NewPrefixContext(ctx context.Context, ref [][]int) (*Prefix, err
 
 // prefill computes the prompt prefix of ref into the empty cache c. When
 // ctx is done it stops early and c is unfinished.
+//
+// The prompt's head (the rows before the reference) is the same for every
+// voice: its keys and values are copied from m.head, computed once at
+// load, and only the reference's rows and the rows after them go through
+// the stack (14 of the release's 133 rows for a 5 s clip are saved). The
+// cache holds the same bits as a prefill of every row: each product
+// computes a row the same way whatever rows share the call (tensor.Linear),
+// and so does the causal attention (tensor.AttendWindows, which every row
+// of a pass of more than one row takes: the rows after the reference are
+// never fewer than len(template.afterRef) ≥ 1, plus one per reference frame).
 func (m *Model) prefill(ctx context.Context, c *kvCache, ref [][]int) {
-	rows := m.PrefixRows(ref)
+	h := m.head
+	c.reserve(h.n)
+	for l := range c.layers {
+		c.layers[l].CopyRows(&h.layers[l], h.n, h.nh, h.hd)
+	}
+	c.n = h.n
+	rows := m.appendAudioRows(nil, m.Config.AudioUserSlotTokenID, ref)
+	rows = m.appendTextRows(rows, m.template.afterRef)
+	m.forwardRows(ctx, c, rows)
+}
+
+// prefillHead computes the keys and values of the prompt's head, which
+// every prefill starts from.
+func (m *Model) prefillHead() *kvCache {
+	n := len(m.template.head)
+	c := newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n, m.globalKV)
+	m.forwardRows(context.Background(), c, m.appendTextRows(nil, m.template.head))
+	return c
+}
+
+// forwardRows runs the global stack over rows after c's cached positions,
+// appending their keys and values to c. When ctx is done it stops early
+// and c is unfinished.
+func (m *Model) forwardRows(ctx context.Context, c *kvCache, rows Rows) {
 	n := len(rows) / (m.Config.NVQ + 1)
 	// The scratch of earlier prefills is reused: its memory is faulted in.
 	ws, ok := m.wsPool.Get()
@@ -249,6 +282,10 @@ type Stepper struct {
 	active, cont       []*Generation
 	activeIdx, contIdx []int
 	seqs, lseqs        []seqRows
+
+	budget  *frameBudget // nil except in the per-frame budget benchmark
+	noTable bool         // compute what localQKV holds (a benchmark's A/B)
+	qkv0    [][]float32
 }
 
 // NewStepper returns a Stepper for m.
@@ -262,6 +299,9 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 	H, W := cfg.Hidden(), cfg.NVQ+1
 	eps := float32(cfg.GPT2.LayerNormEpsilon)
 	evs := make([]Event, len(gens))
+	bud := s.budget
+	bud.start()
+	defer bud.lap(phaseGlue)
 
 	// 1. Chunks that reached their frame limit end without compute (the
 	//    upstream loop simply runs out).
@@ -308,7 +348,9 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 	R := len(s.rows) / W
 	s.x = grow(s.x, R*H)
 	m.embedRows(s.x, s.rows)
+	bud.lap(phaseGlue)
 	m.forward(&m.global, s.x, seqs, &s.gws)
+	bud.lap(phaseGlobal)
 
 	// g_i = ln_f(last row of sequence i): the input of the local transformer.
 	n := len(active)
@@ -327,20 +369,24 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 		lseqs[i] = seqRows{cache: g.local, n: 1}
 	}
 	s.h = grow(s.h, n*H)
+	bud.lap(phaseGlue)
 	m.forward(&m.local, s.lx, lseqs, &s.lws)
 	tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
+	bud.lap(phaseLocal)
 	var two [2]float32
 	cand := []int{cfg.AudioAssistantSlotTokenID, cfg.AudioEndTokenID}
 	cont, contIdx := s.cont[:0], s.contIdx[:0]
 	defer func() { s.cont, s.contIdx = cont[:0], contIdx[:0] }()
 	for i, g := range active {
 		tensor.LinearRows(two[:], s.h[i*H:(i+1)*H], 1, m.wte, cand)
+		bud.lap(phaseHeads)
 		p := &g.params
 		topK := p.TextTopK
 		choice, err := g.smp.pick(two[:], p.Greedy, p.TextTemperature, topK, p.TextTopP)
 		if err != nil {
 			return nil, err
 		}
+		bud.lap(phaseSample)
 		if choice != 0 && !p.IgnoreEOS {
 			evs[activeIdx[i]] = g.endChunk()
 			continue
@@ -374,11 +420,27 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 				m.audioEmb[c-1].Row(codes[i][c-1], dst)
 			}
 		}
+		if m.localQKV != nil && !s.noTable {
+			s.qkv0 = s.qkv0[:0]
+			t := m.localQKV[c]
+			for i := range cont {
+				k := 0
+				if c > 0 {
+					k = codes[i][c-1]
+				}
+				s.qkv0 = append(s.qkv0, t[k*3*H:(k+1)*3*H])
+			}
+			s.lws.qkv0 = s.qkv0
+		}
+		bud.lap(phaseGlue)
 		m.forward(&m.local, s.lx[:n*H], lseqs, &s.lws)
+		s.lws.qkv0 = nil
 		tensor.LayerNorm(s.h, s.lx, n, m.local.lnfW, m.local.lnfB, eps)
+		bud.lap(phaseLocal)
 		K := cfg.AudioCodebookSizes[c]
 		s.logits = grow(s.logits, n*K)
 		tensor.Linear(s.logits, s.h, n, m.audioEmb[c], nil)
+		bud.lap(phaseHeads)
 		for i, g := range cont {
 			lg := s.logits[i*K : (i+1)*K]
 			penalize(lg, g.seen[c], float32(g.params.RepetitionPenalty))
@@ -389,6 +451,7 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 			}
 			codes[i][c] = code
 		}
+		bud.lap(phaseSample)
 	}
 	for i, g := range cont {
 		for c, code := range codes[i] {

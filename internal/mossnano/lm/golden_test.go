@@ -86,50 +86,62 @@ func run(t *testing.T, gen *Generation) (frames [][]int, perChunk []int) {
 	return frames, perChunk
 }
 
+// TestGoldenGeneration runs each fixture's weights as stored (tiny-a's
+// bfloat16 ones widened exactly by the kernels) and widened to float32 at
+// load, as the release's float32 checkpoint is held: with the local
+// transformer's lookup table (Model.localQKV), built for float32 weights.
 func TestGoldenGeneration(t *testing.T) {
 	for _, fixture := range []string{"tiny-a", "tiny-b"} {
-		m := loadFixture(t, fixture)
-		for _, tc := range []struct {
-			file   string
-			budget int
-		}{{"canonical.json", 75}, {"long.json", 20}} {
-			t.Run(fixture+"/"+tc.file, func(t *testing.T) {
-				g := readGolden(t, fixture, tc.file)
-				gen, err := m.NewGeneration(g.RefCodes, nil, g.Text, goldenParams(g, tc.budget))
-				if err != nil {
-					t.Fatal(err)
-				}
-				var chunks []string
-				var ids [][]int
-				for i, c := range gen.Chunks() {
-					chunks = append(chunks, c.Text)
-					ids = append(ids, c.TokenIDs)
-					var prompt [][]int
-					rows := m.PromptRows(g.RefCodes, c.TokenIDs)
-					w := m.Config.NVQ + 1
-					for r := 0; r < len(rows); r += w {
-						prompt = append(prompt, append([]int(nil), rows[r:r+w]...))
+		for _, storage := range []string{"bf16", "f32"} {
+			m, err := Load(filepath.Join("../../../testdata", fixture, "lm"), Options{KeepBF16: storage == "bf16"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (m.localQKV != nil) != !m.local.blocks[0].attnW.IsBF16() || storage == "f32" && m.localQKV == nil {
+				t.Fatalf("%s %s: local table %v", fixture, storage, m.localQKV != nil)
+			}
+			for _, tc := range []struct {
+				file   string
+				budget int
+			}{{"canonical.json", 75}, {"long.json", 20}} {
+				t.Run(fixture+"/"+storage+"/"+tc.file, func(t *testing.T) {
+					g := readGolden(t, fixture, tc.file)
+					gen, err := m.NewGeneration(g.RefCodes, nil, g.Text, goldenParams(g, tc.budget))
+					if err != nil {
+						t.Fatal(err)
 					}
-					if i < len(g.PromptIDs) {
-						if diff := cmp.Diff(g.PromptIDs[i], prompt); diff != "" {
-							t.Errorf("chunk %d prompt rows (-want +got):\n%s", i, diff)
+					var chunks []string
+					var ids [][]int
+					for i, c := range gen.Chunks() {
+						chunks = append(chunks, c.Text)
+						ids = append(ids, c.TokenIDs)
+						var prompt [][]int
+						rows := m.PromptRows(g.RefCodes, c.TokenIDs)
+						w := m.Config.NVQ + 1
+						for r := 0; r < len(rows); r += w {
+							prompt = append(prompt, append([]int(nil), rows[r:r+w]...))
+						}
+						if i < len(g.PromptIDs) {
+							if diff := cmp.Diff(g.PromptIDs[i], prompt); diff != "" {
+								t.Errorf("chunk %d prompt rows (-want +got):\n%s", i, diff)
+							}
 						}
 					}
-				}
-				if diff := cmp.Diff(g.TextChunks, chunks); diff != "" {
-					t.Fatalf("text chunks (-want +got):\n%s", diff)
-				}
-				if diff := cmp.Diff(g.TextTokenIDs, ids); diff != "" {
-					t.Fatalf("text token ids (-want +got):\n%s", diff)
-				}
-				frames, perChunk := run(t, gen)
-				if diff := cmp.Diff(g.FramesPerChunk, perChunk); diff != "" {
-					t.Errorf("frames per chunk (-want +got):\n%s", diff)
-				}
-				if diff := cmp.Diff(g.Frames, frames); diff != "" {
-					t.Errorf("frames (-want +got):\n%s", diff)
-				}
-			})
+					if diff := cmp.Diff(g.TextChunks, chunks); diff != "" {
+						t.Fatalf("text chunks (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff(g.TextTokenIDs, ids); diff != "" {
+						t.Fatalf("text token ids (-want +got):\n%s", diff)
+					}
+					frames, perChunk := run(t, gen)
+					if diff := cmp.Diff(g.FramesPerChunk, perChunk); diff != "" {
+						t.Errorf("frames per chunk (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff(g.Frames, frames); diff != "" {
+						t.Errorf("frames (-want +got):\n%s", diff)
+					}
+				})
+			}
 		}
 	}
 }
