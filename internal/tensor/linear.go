@@ -19,6 +19,10 @@ import (
 // parallel path.
 var parMinWork = 1 << 20
 
+// genericParScale is how many times slower per multiply-add the portable
+// Linear is than the SIMD kernels, for its parallel threshold.
+const genericParScale = 4
+
 // int8ParMinRows is the number of input rows from which an int8 Linear is
 // spread over the pool. Below it the product streams its weights (a
 // batched decode step: M = the streams) at the rate one core reads them,
@@ -147,12 +151,18 @@ func linearGeneric(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 	j := genericJob{y: y, x: x, m: m, w: w, bias: bias}
 	n := w.Rows
 	threads := Threads()
-	if serial || threads == 1 || n < 2 || m*n*w.Cols < parMinWork {
+	// The portable loops do about a quarter of the SIMD kernels' work per
+	// second, so waking a helper pays off at a quarter of their threshold:
+	// the 768×768 projections and the audio heads of a decode step (M=1)
+	// then use both cores too.
+	if serial || threads == 1 || n < 2 || genericParScale*m*n*w.Cols < parMinWork {
 		j.cols(0, n)
 		return
 	}
-	// Two chunks per thread, as the SIMD path cuts its panels.
+	// Two chunks per thread, as the SIMD path cuts its panels; an even
+	// number of columns each, for the two-row passes of cols.
 	j.chunk = (n + 2*threads - 1) / (2 * threads)
+	j.chunk += j.chunk & 1
 	// A parallel call's job goes to the helpers, so it lives on the heap:
 	// reused, so that steady frames do not allocate one per product.
 	pj := genericJobs.Get().(*genericJob)
