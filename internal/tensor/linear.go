@@ -23,6 +23,10 @@ var parMinWork = 1 << 20
 // Linear is than the SIMD kernels, for its parallel threshold.
 const genericParScale = 4
 
+// genericMinChunk is the least work (multiply-adds) of one chunk of a
+// parallel portable Linear: about 15 µs, well above the cost of taking it.
+const genericMinChunk = 1 << 16
+
 // int8ParMinRows is the number of input rows from which an int8 Linear is
 // spread over the pool. Below it the product streams its weights (a
 // batched decode step: M = the streams) at the rate one core reads them,
@@ -159,9 +163,13 @@ func linearGeneric(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 		j.cols(0, n)
 		return
 	}
-	// Two chunks per thread, as the SIMD path cuts its panels; an even
-	// number of columns each, for the two-row passes of cols.
-	j.chunk = (n + 2*threads - 1) / (2 * threads)
+	// Up to eight chunks per thread of at least genericMinChunk
+	// multiply-adds: finer than the SIMD path's two per thread, because a
+	// helper that starts late (woken, or its core taken by another
+	// process) then holds up the caller by one short chunk, not by a
+	// quarter of the product. An even number of columns each, for the
+	// two-row passes of cols.
+	j.chunk = max((n+8*threads-1)/(8*threads), (genericMinChunk+m*w.Cols-1)/(m*w.Cols))
 	j.chunk += j.chunk & 1
 	// A parallel call's job goes to the helpers, so it lives on the heap:
 	// reused, so that steady frames do not allocate one per product.
