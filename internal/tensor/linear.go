@@ -207,26 +207,32 @@ func (j *genericJob) cols(c0, c1 int) {
 	// Two weight rows against every input row: the rows stay in the first
 	// level cache while the inputs stream past them, and each input load
 	// serves two products (dot2Generic), which is what bounds the one-row
-	// loop.
-	c := c0
-	for ; c+2 <= c1; c += 2 {
+	// loop. The two rows are c and c+half, not c and c+1: each half of the
+	// range is then read front to back as one stream, which the hardware
+	// prefetchers follow; neighbouring rows (two pointers 4·k bytes apart,
+	// then a jump) streamed from memory at 7.6 GB/s against 12.4 for the
+	// one-row loop and 15.8 for this order (a decode step's 12 global
+	// layers, one thread, Zen 5 VM).
+	half := (c1 - c0) / 2
+	for c := c0; c < c0+half; c++ {
+		d := c + half
 		if w.BF16 != nil {
 			w.Row(c, wr0)
-			w.Row(c+1, wr1)
+			w.Row(d, wr1)
 		} else {
-			wr0, wr1 = w.F32[c*k:(c+1)*k], w.F32[(c+1)*k:(c+2)*k]
+			wr0, wr1 = w.F32[c*k:(c+1)*k], w.F32[d*k:(d+1)*k]
 		}
 		var b0, b1 float32
 		if j.bias != nil {
-			b0, b1 = j.bias[c], j.bias[c+1]
+			b0, b1 = j.bias[c], j.bias[d]
 		}
 		for i := range m {
 			v0, v1 := dot2Generic(j.x[i*k:(i+1)*k], wr0, wr1)
 			j.y[i*n+c] = v0 + b0
-			j.y[i*n+c+1] = v1 + b1
+			j.y[i*n+d] = v1 + b1
 		}
 	}
-	if c < c1 {
+	if c := c0 + 2*half; c < c1 {
 		if w.BF16 != nil {
 			w.Row(c, wr0)
 		} else {
