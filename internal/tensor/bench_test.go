@@ -276,3 +276,58 @@ func BenchmarkAttendWindowsRing(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPortableLinear compares, on one thread, the portable Linear on
+// row-major float32 weights (two rows per pass, LinearSerial) with the
+// one-row loop of dotGeneric it replaced (same values): "step" streams the
+// 12 global layers of a decode step from memory (M=1), "qkv" and "codec"
+// repeat one product whose weights stay in cache. Compare with -count 10
+// and the best or the median; the machine's other load moves single runs.
+func BenchmarkPortableLinear(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 3))
+	const H, I = 768, 3072
+	var step []*Mat
+	for range 12 {
+		for _, s := range [][2]int{{3 * H, H}, {H, H}, {I, H}, {H, I}} {
+			step = append(step, NewF32(s[0], s[1], randVec(r, s[0]*s[1])))
+		}
+	}
+	cases := []struct {
+		name string
+		ws   []*Mat
+		m    int
+	}{
+		{"step", step, 1},
+		{"qkv", []*Mat{NewF32(3*H, H, randVec(r, 3*H*H))}, 1},
+		{"codec", []*Mat{NewF32(1024, 256, randVec(r, 1024*256))}, 32},
+	}
+	for _, c := range cases {
+		x := randVec(r, c.m*I)
+		y := make([]float32, c.m*I)
+		var bytes int64
+		for _, w := range c.ws {
+			bytes += w.Bytes()
+		}
+		b.Run(c.name+"/one-row", func(b *testing.B) {
+			b.SetBytes(bytes)
+			for b.Loop() {
+				for _, w := range c.ws {
+					n, k := w.Rows, w.Cols
+					for col := range n {
+						for i := range c.m {
+							y[i*n+col] = dotGeneric(x[i*k:(i+1)*k], w.F32[col*k:(col+1)*k]) + 0
+						}
+					}
+				}
+			}
+		})
+		b.Run(c.name+"/linear", func(b *testing.B) {
+			b.SetBytes(bytes)
+			for b.Loop() {
+				for _, w := range c.ws {
+					LinearSerial(y, x, c.m, w, nil)
+				}
+			}
+		})
+	}
+}

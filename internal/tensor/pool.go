@@ -27,6 +27,23 @@ type job struct {
 	next atomic.Int32
 	done atomic.Int32
 	wake chan struct{}
+	// refs counts the holders of the job: the caller and every post to
+	// the helpers' channel, taken or not yet. The last to let go returns
+	// the job to jobPool, so a helper that takes a post after the job has
+	// finished (it then finds no chunk) never sees it reused.
+	refs atomic.Int32
+}
+
+// jobPool recycles jobs and their wake channels, so that steady frames do
+// not allocate two objects per parallel call.
+var jobPool = sync.Pool{New: func() any { return &job{wake: make(chan struct{}, 1)} }}
+
+// release drops one holder of j.
+func (j *job) release() {
+	if j.refs.Add(-1) == 0 {
+		j.work = nil
+		jobPool.Put(j)
+	}
 }
 
 // runChunks runs chunks until none is left; the goroutine finishing the last
@@ -121,6 +138,7 @@ func (st *poolState) worker() {
 		select {
 		case j := <-st.jobs:
 			j.runChunks(&scratch)
+			j.release()
 			continue
 		case <-st.quit:
 			return
@@ -128,11 +146,13 @@ func (st *poolState) worker() {
 		}
 		if j := st.spin(); j != nil {
 			j.runChunks(&scratch)
+			j.release()
 			continue
 		}
 		select {
 		case j := <-st.jobs:
 			j.runChunks(&scratch)
+			j.release()
 		case <-st.quit:
 			return
 		}
@@ -178,11 +198,17 @@ func parallel(work chunker, n int, scratch *[]float32) {
 		}
 		return
 	}
-	j := &job{work: work, n: int32(n), wake: make(chan struct{}, 1)}
+	j := jobPool.Get().(*job)
+	j.work, j.n = work, int32(n)
+	j.next.Store(0)
+	j.done.Store(0)
+	j.refs.Store(1)
 	for range min(st.threads-1, n-1) {
+		j.refs.Add(1) // before the post: a helper may release it at once
 		select {
 		case st.jobs <- j:
 		default: // every helper is busy: the caller does the rest
+			j.refs.Add(-1)
 		}
 	}
 	j.runChunks(scratch)
@@ -194,18 +220,25 @@ func parallel(work chunker, n int, scratch *[]float32) {
 		}
 	}
 	<-j.wake
+	j.release()
 }
 
 // forJob is one For call: chunk c is items [c·grain, min((c+1)·grain, n)).
+// scratch is the caller's scratch for parallel.
 type forJob struct {
 	fn       func(lo, hi int)
 	n, grain int
+	scratch  []float32
 }
 
 func (j *forJob) run(c int, _ *[]float32) {
 	lo := c * j.grain
 	j.fn(lo, min(lo+j.grain, j.n))
 }
+
+// forJobs recycles For's jobs: parallel hands them to the helpers, so they
+// live on the heap, and no helper touches one after parallel returns.
+var forJobs = sync.Pool{New: func() any { return new(forJob) }}
 
 // For runs fn over the items [0, n), cut into runs of grain items (the last
 // shorter), spread over the worker pool when there is more than one run.
@@ -221,6 +254,9 @@ func For(n, grain int, fn func(lo, hi int)) {
 		fn(0, n)
 		return
 	}
-	var scratch []float32
-	parallel(&forJob{fn: fn, n: n, grain: grain}, chunks, &scratch)
+	fj := forJobs.Get().(*forJob)
+	fj.fn, fj.n, fj.grain = fn, n, grain
+	parallel(fj, chunks, &fj.scratch)
+	fj.fn = nil // drop the caller's closure
+	forJobs.Put(fj)
 }

@@ -360,8 +360,18 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 		pvDotRow(o, s, kv, lo, j.hi[i], koff)
 		return
 	}
-	for n, e := range s {
-		p := e * inv
+	n := 0
+	if !kv.bf16() {
+		// Two keys per pass over o: the same chains, each o[c] loaded
+		// and stored once per two fused multiply-adds.
+		for ; n+2 <= len(s); n += 2 {
+			r0 := kv.row(lo+n)*kv.Stride + koff
+			r1 := kv.row(lo+n+1)*kv.Stride + koff
+			fmaAxpy2(o, s[n]*inv, kv.V[r0:r0+hd], s[n+1]*inv, kv.V[r1:r1+hd])
+		}
+	}
+	for ; n < len(s); n++ {
+		p := s[n] * inv
 		r := kv.row(lo+n)*kv.Stride + koff
 		var v []float32
 		if kv.bf16() {
@@ -413,6 +423,24 @@ func fmaAxpy(o []float32, p float32, v []float32) {
 			o[c] = float32(s)
 		} else {
 			o[c] = fma32(p, v[c], oc)
+		}
+	}
+}
+
+// fmaAxpy2 is fmaAxpy(o, p0, v0) then fmaAxpy(o, p1, v1).
+func fmaAxpy2(o []float32, p0 float32, v0 []float32, p1 float32, v1 []float32) {
+	v0, v1 = v0[:len(o)], v1[:len(o)]
+	for c, oc := range o {
+		t, ok := fma32Sum(p0, v0[c], oc)
+		a := float32(t)
+		if !ok {
+			a = fma32(p0, v0[c], oc)
+		}
+		t, ok = fma32Sum(p1, v1[c], a)
+		if ok {
+			o[c] = float32(t)
+		} else {
+			o[c] = fma32(p1, v1[c], a)
 		}
 	}
 }
