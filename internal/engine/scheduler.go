@@ -45,6 +45,9 @@ type scheduler struct {
 	ready     []*Stream // the streams this turn steps
 	jobs      []Job     // their jobs (reused)
 	inflight  *rendering
+	// firstAudio is set while the step in flight is one that carried a
+	// new stream (its prompt and its first frame).
+	firstAudio bool
 	// coalesced is how long the current new streams were held back for
 	// others about to join them (coalesce).
 	coalesced  time.Duration
@@ -120,12 +123,24 @@ func (sc *scheduler) step() {
 	e.prompting.Store(prompting)
 	t0 := time.Now()
 	rendered := sc.render(t0)
-	sc.coalesced = 0
-	sc.generate()
-	if rendered != nil {
+	first := rendered != nil && sc.firstAudio
+	if first {
+		// The step in flight holds a new stream's first frame: its
+		// client waits for nothing else, so render it alone, with the
+		// cores to itself, before generating the next step beside it
+		// (measured in docs/performance.md, "A new clip's first audio").
+		// Streams already playing wait one decode longer, once.
 		<-rendered
 	}
-	sc.observe(time.Since(t0), prompting, rendered != nil)
+	sc.firstAudio = prompting
+	sc.coalesced = 0
+	sc.generate()
+	if rendered != nil && !first {
+		<-rendered
+	}
+	// A step that rendered first is not a steady one: its time is the
+	// two phases' sum, not their overlap.
+	sc.observe(time.Since(t0), prompting || first, rendered != nil)
 }
 
 // render starts rendering the step in flight, if any, on its own

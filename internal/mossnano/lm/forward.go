@@ -81,10 +81,17 @@ func (c *kvCache) bytes() int64 {
 // rows stored at cache.n .. cache.n+n-1. With pre set, the sequence is pre's
 // positions followed by cache's: the rows are at positions pre.n+cache.n …
 // and attend over all of pre (shared and read-only) before cache.
+//
+// pend is the number of rows the same pass appends to pre, as an earlier
+// sequence of its own, before this sequence's rows: a request without a
+// shared prefix computes its prefix in the pass that starts its first
+// chunk, so that the stack's weights are read once for both (pre.n counts
+// those rows only once the pass is over).
 type seqRows struct {
 	cache *kvCache
 	pre   *kvCache
 	n     int
+	pend  int
 }
 
 // base returns the position of the sequence's first cached row.
@@ -92,7 +99,7 @@ func (sq *seqRows) base() int {
 	if sq.pre == nil {
 		return 0
 	}
-	return sq.pre.n
+	return sq.pre.n + sq.pend
 }
 
 // workspace holds the scratch buffers of a forward pass, grown on demand and

@@ -133,15 +133,21 @@ func (m *Model) NewPrefixContext(ctx context.Context, ref [][]int) (*Prefix, err
 // of a pass of more than one row takes: the rows after the reference are
 // never fewer than len(template.afterRef) ≥ 1, plus one per reference frame).
 func (m *Model) prefill(ctx context.Context, c *kvCache, ref [][]int) {
+	m.forwardRows(ctx, c, m.startPrefill(c, ref, nil))
+}
+
+// startPrefill copies the prompt's head into the empty cache c and appends
+// to rows the rows that must go through the stack after it to complete
+// ref's prefix (see prefill).
+func (m *Model) startPrefill(c *kvCache, ref [][]int, rows Rows) Rows {
 	h := m.head
 	c.reserve(h.n)
 	for l := range c.layers {
 		c.layers[l].CopyRows(&h.layers[l], h.n, h.nh, h.hd)
 	}
 	c.n = h.n
-	rows := m.appendAudioRows(nil, m.Config.AudioUserSlotTokenID, ref)
-	rows = m.appendTextRows(rows, m.template.afterRef)
-	m.forwardRows(ctx, c, rows)
+	rows = m.appendAudioRows(rows, m.Config.AudioUserSlotTokenID, ref)
+	return m.appendTextRows(rows, m.template.afterRef)
 }
 
 // prefillHead computes the keys and values of the prompt's head, which
@@ -282,6 +288,8 @@ type Stepper struct {
 	active, cont       []*Generation
 	activeIdx, contIdx []int
 	seqs, lseqs        []seqRows
+	pass               []seqRows // the global pass's sequences: own prefixes, then seqs
+	pend               []int     // rows of each active generation's own prefix in this pass
 
 	budget  *frameBudget // nil except in the per-frame budget benchmark
 	noTable bool         // compute what localQKV holds (a benchmark's A/B)
@@ -322,40 +330,56 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 		return evs, nil
 	}
 
-	// 2. Global transformer over each generation's new rows.
+	// 2. Global transformer over each generation's new rows. A generation
+	//    without a shared prefix computes its own, once for all its
+	//    chunks, in the same pass as its first chunk's rows: the prefix's
+	//    rows go first, as a sequence of their own whose keys and values
+	//    fill pre, and the chunk's rows attend over them as over a shared
+	//    prefix. Every row is computed as in a pass of its own (products
+	//    row by row, the same attention kernels as NewPrefix and a
+	//    prompt after a prefix use), so the cache and the frames are the
+	//    bits of a separate prefill; the weights are read once instead of
+	//    twice, and the pass's products have more rows to share them.
 	s.rows = s.rows[:0]
+	s.pass = s.pass[:0]
+	s.pend = slices.Grow(s.pend[:0], len(active))[:len(active)]
+	for i, g := range active {
+		s.pend[i] = 0
+		if g.state == stateStartChunk && g.pre == nil {
+			g.pre = m.getCache(m.prefixLen(g.ref))
+			g.ownPre = true
+			n0 := len(s.rows)
+			s.rows = m.startPrefill(g.pre, g.ref, s.rows)
+			s.pend[i] = (len(s.rows) - n0) / W
+			s.pass = append(s.pass, seqRows{cache: g.pre, n: s.pend[i]})
+		}
+	}
+	P := len(s.rows) / W // rows of own prefixes, before the steps' rows
 	seqs := slices.Grow(s.seqs[:0], len(active))[:len(active)]
 	s.seqs = seqs
 	for i, g := range active {
 		n0 := len(s.rows)
 		if g.state == stateStartChunk {
 			g.startChunk()
-			ids := g.chunks[g.chunk].TokenIDs
-			if g.pre == nil {
-				// No shared prefix: compute this request's own, once for
-				// all its chunks, exactly as NewPrefix does.
-				g.pre = m.getCache(m.prefixLen(g.ref))
-				g.ownPre = true
-				m.prefill(context.Background(), g.pre, g.ref)
-			}
-			s.rows = m.appendChunkRows(s.rows, ids)
+			s.rows = m.appendChunkRows(s.rows, g.chunks[g.chunk].TokenIDs)
 		} else {
 			s.rows = append(s.rows, cfg.AudioAssistantSlotTokenID)
 			s.rows = append(s.rows, g.last...)
 		}
-		seqs[i] = seqRows{cache: g.cache, pre: g.pre, n: (len(s.rows) - n0) / W}
+		seqs[i] = seqRows{cache: g.cache, pre: g.pre, n: (len(s.rows) - n0) / W, pend: s.pend[i]}
 	}
+	s.pass = append(s.pass, seqs...)
 	R := len(s.rows) / W
 	s.x = grow(s.x, R*H)
 	m.embedRows(s.x, s.rows)
 	bud.lap(phaseGlue)
-	m.forward(&m.global, s.x, seqs, &s.gws)
+	m.forward(&m.global, s.x, s.pass, &s.gws)
 	bud.lap(phaseGlobal)
 
 	// g_i = ln_f(last row of sequence i): the input of the local transformer.
 	n := len(active)
 	s.lx = grow(s.lx, n*H)
-	r := 0
+	r := P
 	for i, sq := range seqs {
 		r += sq.n
 		tensor.LayerNorm(s.lx[i*H:(i+1)*H], s.x[(r-1)*H:r*H], 1, m.global.lnfW, m.global.lnfB, eps)

@@ -2,6 +2,7 @@ package lm
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -124,4 +125,94 @@ func TestLocalQKVExact(t *testing.T) {
 			t.Errorf("%s: frames with the table differ (-table +computed):\n%s", fixture, diff)
 		}
 	}
+}
+
+// TestOwnPrefixOnePassExact: a generation without a shared prefix computes
+// its prefix in the pass of its first chunk's rows (Stepper.Step); its
+// prefix cache and the chunk's keys and values hold the bits of a separate
+// prefill (NewPrefix) followed by the chunk's pass, alone and beside a
+// generation that is already decoding, in every mode.
+func TestOwnPrefixOnePassExact(t *testing.T) {
+	for _, fixture := range []string{"tiny-a", "tiny-b"} {
+		g := readGolden(t, fixture, "long.json")
+		for _, opts := range []Options{{KeepBF16: true}, {Matmul: tensor.BF16}, {Matmul: tensor.Int8}} {
+			m, err := Load(filepath.Join("../../../testdata", fixture, "lm"), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, frames := range []int{1, len(g.RefCodes)} {
+				ref := g.RefCodes[:frames]
+				pre, err := m.NewPrefix(ref)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := sampledParams(3)
+				for _, beside := range []bool{false, true} {
+					name := fmt.Sprintf("%s/%v/%d frames/beside=%v", fixture, opts.Matmul, frames, beside)
+					want, err := m.NewGeneration(nil, pre, g.Text, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := m.NewGeneration(ref, nil, g.Text, p)
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantEv, err := m.NewStepper().Step([]*Generation{want})
+					if err != nil {
+						t.Fatal(err)
+					}
+					gens := []*Generation{got}
+					if beside {
+						// A generation past its prompt shares the pass.
+						op := sampledParams(4)
+						op.IgnoreEOS = true
+						other, err := m.NewGeneration(nil, pre, "Another one.", op)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if _, err := other.Next(context.Background()); err != nil {
+							t.Fatal(err)
+						}
+						gens = []*Generation{other, got}
+					}
+					evs, err := m.NewStepper().Step(gens)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(wantEv[0], evs[len(evs)-1]); diff != "" {
+						t.Errorf("%s: first event (-separate +one pass):\n%s", name, diff)
+					}
+					if got.pre.n != pre.cache.n || got.cache.n != want.cache.n {
+						t.Fatalf("%s: %d+%d rows cached, want %d+%d", name, got.pre.n, got.cache.n, pre.cache.n, want.cache.n)
+					}
+					if d := cacheBitDiffs(got.pre, pre.cache, pre.cache.n); d != 0 {
+						t.Errorf("%s: prefix cache differs from NewPrefix's in %d values", name, d)
+					}
+					if d := cacheBitDiffs(got.cache, want.cache, want.cache.n); d != 0 {
+						t.Errorf("%s: chunk cache differs in %d values", name, d)
+					}
+				}
+			}
+		}
+	}
+}
+
+// cacheBitDiffs counts the cached keys and values of the first n positions
+// whose bits differ between a and b.
+func cacheBitDiffs(a, b *kvCache, n int) int {
+	diffs := 0
+	for l := range a.layers {
+		for _, key := range []bool{true, false} {
+			for h := range a.nh {
+				for p := range n {
+					for i := range a.hd {
+						if math.Float32bits(cacheValue(a, l, key, h, p, i)) != math.Float32bits(cacheValue(b, l, key, h, p, i)) {
+							diffs++
+						}
+					}
+				}
+			}
+		}
+	}
+	return diffs
 }

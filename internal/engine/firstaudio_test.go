@@ -1,0 +1,99 @@
+package engine_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/nanovox/nanovox/internal/engine"
+	"github.com/nanovox/nanovox/internal/mossnano"
+)
+
+// orderFamily records the order in which the engine's pipeline generates
+// and renders steps.
+type orderFamily struct {
+	*mossnano.Family
+	mu     sync.Mutex
+	events []string
+}
+
+func (f *orderFamily) record(ev string) {
+	f.mu.Lock()
+	f.events = append(f.events, ev)
+	f.mu.Unlock()
+}
+
+func (f *orderFamily) NewStepper() engine.Stepper {
+	return &orderStepper{f: f, pl: f.Family.NewStepper().(engine.Pipeline)}
+}
+
+type orderStepper struct {
+	f  *orderFamily
+	pl engine.Pipeline
+	n  int // steps generated
+}
+
+type orderStep struct {
+	n int
+	g any
+}
+
+func (s *orderStepper) Step(jobs []engine.Job) ([]engine.Output, error) {
+	g, err := s.Generate(jobs)
+	if err != nil {
+		return nil, err
+	}
+	return s.Render(g)
+}
+
+func (s *orderStepper) Generate(jobs []engine.Job) (any, error) {
+	s.n++
+	s.f.record(fmt.Sprintf("generate %d start", s.n))
+	g, err := s.pl.Generate(jobs)
+	s.f.record(fmt.Sprintf("generate %d end", s.n))
+	return orderStep{s.n, g}, err
+}
+
+func (s *orderStepper) Render(generated any) ([]engine.Output, error) {
+	st := generated.(orderStep)
+	s.f.record(fmt.Sprintf("render %d start", st.n))
+	outs, err := s.pl.Render(st.g)
+	s.f.record(fmt.Sprintf("render %d end", st.n))
+	return outs, err
+}
+
+// TestFirstFrameRenderedAlone: the step that carries a new stream's first
+// frame is rendered before the next step is generated (nothing else
+// competes with the client's first audio for the cores); the stream's
+// audio is the same as without the pipeline.
+func TestFirstFrameRenderedAlone(t *testing.T) {
+	f := family(t)
+	of := &orderFamily{Family: f}
+	e := engine.New(of, engine.Config{MaxStreams: 1})
+	defer e.Close(context.Background())
+	p := params(f, 5, 6)
+	s, err := e.Submit(context.Background(), engine.Request{Text: "Hello world.", RefPCM: refPCM, Params: p, FirstChunkFrames: 1, ChunkFrames: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := drain(t, s)
+	s.Close()
+	of.mu.Lock()
+	events := slices.Clone(of.events)
+	of.mu.Unlock()
+	at := func(ev string) int {
+		i := slices.Index(events, ev)
+		if i < 0 {
+			t.Fatalf("no %q in %v", ev, events)
+		}
+		return i
+	}
+	if at("render 1 end") > at("generate 2 start") {
+		t.Errorf("the first frame was rendered beside the next step: %v", events)
+	}
+	if want := alone(t, stepOnly{f}, "Hello world.", p); len(got) != len(want) || !slices.Equal(got, want) {
+		t.Errorf("audio differs from the sequential run's (%d and %d samples)", len(got), len(want))
+	}
+}
