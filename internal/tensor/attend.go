@@ -42,7 +42,8 @@ type AttnShape struct {
 // does the old code with one never-taken branch added to AttendKV2, which
 // only moves the attention's Go functions ((*attendJob).run, Softmax, the
 // SIMD wrappers) by 32 bytes: the difference is where the linker places
-// them, not this API.
+// them, not this API (docs/development.md, "Code placement", has the
+// controlled measurement).
 func Attend(out, q []float32, kv KV, nkeys int, s AttnShape, scores []float32) {
 	AttendKV2(out, q, kv, nkeys, KV{}, 0, s, scores)
 }

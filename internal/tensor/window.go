@@ -29,10 +29,11 @@ func (sc *AttnScratch) Floats() int { return len(sc.buf) }
 //
 // A row with an empty window gets zeros. out must not overlap q or kv.
 //
-// The rows are processed in tiles (8 to 32 rows: one or two vector
-// registers of them on the SIMD paths), and each tile reads the keys and
-// values of the union of its rows' windows once, so rows with overlapping windows — the rows of one decode
-// step, consecutive rows of a sequence — share the memory traffic.
+// The rows are processed in tiles (one or two vector registers of rows on
+// the SIMD paths: 8 to 32 rows on amd64, 4 to 16 on arm64), and each tile
+// reads the keys and values of the union of its rows' windows once, so
+// rows with overlapping windows — the rows of one decode step, consecutive
+// rows of a sequence — share the memory traffic.
 //
 // Exactness: a row's result depends only on its query, its window's keys
 // and values, and scale — not on the other rows of the call, on how rows are
