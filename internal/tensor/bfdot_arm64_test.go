@@ -268,13 +268,13 @@ func TestLinearBFDotSpecial(t *testing.T) {
 // the emulation is about, on one pair: 1 + 2⁻²⁴ (halfway between two
 // float32 values) is 1 + 2⁻²³ in BFDOT (odd), 1 in VDPBF16PS (even).
 func TestBFDotRoundsToOdd(t *testing.T) {
-	impls := bfdotKernelImpls(t)
 	x := []float32{1, 0x1p-12}    // exact in bfloat16
 	w := []uint16{0x3f80, 0x3980} // 1, 2⁻¹²
 	want := float32(1 + 0x1p-23)
 	if got := refBFDot(x, w, nil, 1, 1, 2)[0]; got != want {
 		t.Fatalf("emulation: %v, want %v", got, want)
 	}
+	impls := bfdotKernelImpls(t)
 	for _, im := range impls {
 		useImpl(t, im)
 		mat := NewBF16(1, 2, append([]uint16(nil), w...))
@@ -303,4 +303,13 @@ func TestBF16ModeOffered(t *testing.T) {
 		t.Errorf("generic kernels: HasBF16Dot() = %v, BF16.Available() = %v; want false, f32", HasBF16Dot(), BF16.Available())
 	}
 	t.Logf("FEAT_BF16: %v", cpuHasBF16())
+}
+
+// TestMatmulRequires: the fallback message names the arm64 features.
+func TestMatmulRequires(t *testing.T) {
+	for m, want := range map[Matmul]string{F32: "", BF16: "FEAT_BF16 (BFDOT)", Int8: "FEAT_DotProd (SDOT)"} {
+		if got := m.Requires(); got != want {
+			t.Errorf("%v.Requires() = %q, want %q", m, got, want)
+		}
+	}
 }
