@@ -34,12 +34,12 @@ func implAvailable(i impl) bool {
 // PackBF16Dot is multiplied with the portable code's (VDPBF16PS) values
 // only where BFDOT is missing or the generic kernels are chosen.
 //
-// The windowed attention's dot-product forms of the mode (KV.BF16Scores,
-// KV.BF16Sums: the codec's attention) keep their portable products inside
-// the NEON tiles, with the VDPBF16PS values as everywhere: their layout
-// (bfloat16 keys, value rows in pairs) would suit BFDOT as it is, but no
-// BFDOT form of them is written yet, so they cost more than the float32
-// attention of the f32 mode.
+// The windowed attention's dot-product forms (KV.BF16Scores, KV.BF16Sums)
+// have no BFDOT kernel: inside the NEON tiles their products are the
+// portable code's (the VDPBF16PS values), about 100 times slower than the
+// float32 attention, so Matmul.BF16Dot keeps the models off them on arm64
+// (the codec computes as in f32 there). Their layout (bfloat16 keys, value
+// rows in pairs) would suit BFDOT as it is, with arm64's own values.
 var hasBF16Dot = cpuHasBF16()
 
 func cvtBF16SIMD(dst []uint16, src []float32) int { return 0 }
