@@ -22,11 +22,14 @@ import (
 // the mode.
 
 // HasBF16Dot reports whether the bfloat16 dot-product kernels run here: the
-// CPU has AVX-512 with AVX512_BF16 and the AVX-512 kernels are in use (see
+// CPU has AVX-512 with AVX512_BF16 and the AVX-512 kernels are in use, or
+// (arm64) the CPU has BFDOT and the NEON kernels are in use (see
 // SetKernels). Without them a PackBF16Dot matrix is multiplied by portable
-// code that computes the same values much more slowly, so callers should
-// only choose the layout when this is true.
-func HasBF16Dot() bool { return hasBF16Dot && active == implAVX512 }
+// code that computes the amd64 values much more slowly, so callers should
+// only choose the layout when this is true. BFDOT rounds differently (see
+// linear_arm64.go): on arm64 the Linear of the mode has its own values,
+// within the same bound of the float32 product.
+func HasBF16Dot() bool { return hasBF16Dot && (active == implAVX512 || active == implNEON) }
 
 // PackBF16Dot moves a matrix into the layout of the dot-product kernels:
 // panels of 32 rows, each stored as [⌈Cols/2⌉][32][2] (pairs of consecutive

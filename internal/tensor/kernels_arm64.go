@@ -24,23 +24,27 @@ func implAvailable(i impl) bool {
 	return i == implNEON || i == implGeneric
 }
 
-// There is no arm64 kernel for the bfloat16 dot products of PackBF16Dot:
-// their results are defined by VDPBF16PS (each pair accumulated into the
-// float32 sum in turn, inputs and results flushed to zero), and BFDOT adds
-// a pair's products before the sum and rounds otherwise, so it cannot give
-// the same values; golang.org/x/sys/cpu does not report FEAT_BF16 either.
-// HasBF16Dot is false: the bf16 mode falls back to f32
-// (Matmul.Available), and a matrix packed with PackBF16Dot anyway is
-// multiplied by the portable code.
-const hasBF16Dot = false
+// hasBF16Dot reports BFDOT (FEAT_BF16, Armv8.6; see cpuHasBF16): Apple M2
+// and later, Neoverse V1/V2/N2 (Graviton 3 and 4), not Apple M1 or
+// Cortex-A76 (Raspberry Pi 5). Where the OS does not report it the bf16
+// mode is not offered (Matmul.Available falls back to f32).
+//
+// BFDOT's arithmetic is not VDPBF16PS's (see linear_arm64.go): on arm64
+// the bf16 mode is its own arithmetic, and a matrix packed with
+// PackBF16Dot is multiplied with the portable code's (VDPBF16PS) values
+// only where BFDOT is missing or the generic kernels are chosen.
+//
+// The windowed attention's dot-product forms (KV.BF16Scores, KV.BF16Sums)
+// have no BFDOT kernel: inside the NEON tiles their products are the
+// portable code's (the VDPBF16PS values), about 100 times slower than the
+// float32 attention, so Matmul.BF16Dot keeps the models off them on arm64
+// (the codec computes as in f32 there). Their layout (bfloat16 keys, value
+// rows in pairs) would suit BFDOT as it is, with arm64's own values.
+var hasBF16Dot = cpuHasBF16()
 
 func cvtBF16SIMD(dst []uint16, src []float32) int { return 0 }
 
 func widenSIMD(dst []float32, src []uint16) int { return 0 }
-
-func linearBF16DotSIMD(y []float32, xb []uint16, m int, w *Mat, bias []float32, serial bool) bool {
-	return false
-}
 
 func absMaxSIMD(v []float32) (uint32, int) { return 0, 0 }
 

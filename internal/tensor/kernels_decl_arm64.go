@@ -182,6 +182,64 @@ var gemmTilesI8 = []gemmTile[int8]{
 	{1, 64, gemmI8NEON_1x64},
 }
 
+// dotBF16NEON_1x16 computes a 1x16 tile of x·Wᵀ with BFDOT.
+//
+//go:noescape
+func dotBF16NEON_1x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotBF16NEON_2x16 computes a 2x16 tile of x·Wᵀ with BFDOT.
+//
+//go:noescape
+func dotBF16NEON_2x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotBF16NEON_3x16 computes a 3x16 tile of x·Wᵀ with BFDOT.
+//
+//go:noescape
+func dotBF16NEON_3x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotBF16NEON_4x16 computes a 4x16 tile of x·Wᵀ with BFDOT.
+//
+//go:noescape
+func dotBF16NEON_4x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotBF16NEON_5x16 computes a 5x16 tile of x·Wᵀ with BFDOT.
+//
+//go:noescape
+func dotBF16NEON_5x16(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotBF16NEON_1x32 computes a 1x32 tile of x·Wᵀ with BFDOT.
+//
+//go:noescape
+func dotBF16NEON_1x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotBF16NEON_2x32 computes a 2x32 tile of x·Wᵀ with BFDOT.
+//
+//go:noescape
+func dotBF16NEON_2x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotBF16NEON_3x32 computes a 3x32 tile of x·Wᵀ with BFDOT.
+//
+//go:noescape
+func dotBF16NEON_3x32(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// dotBF16NEON_1x64 computes a 1x64 tile of x·Wᵀ with BFDOT.
+//
+//go:noescape
+func dotBF16NEON_1x64(a *float32, lda int, w *uint16, wp int, k int, c *float32, ldc int, bias *float32)
+
+// bfdotTiles lists the generated bfloat16 dot-product tiles (BFDOT, FEAT_BF16).
+var bfdotTiles = []gemmTile[uint16]{
+	{1, 16, dotBF16NEON_1x16},
+	{2, 16, dotBF16NEON_2x16},
+	{3, 16, dotBF16NEON_3x16},
+	{4, 16, dotBF16NEON_4x16},
+	{5, 16, dotBF16NEON_5x16},
+	{1, 32, dotBF16NEON_1x32},
+	{2, 32, dotBF16NEON_2x32},
+	{3, 32, dotBF16NEON_3x32},
+	{1, 64, dotBF16NEON_1x64},
+}
+
 // attnScoresNEON computes out[j] = (q · k[j·stride:][:hd]) · scale for j < n, hd a multiple of 4.
 //
 //go:noescape

@@ -154,3 +154,27 @@ func cvtText(op uint32, d, n int) string {
 		opFCVTN: "FCVTN V%d.2S, V%d.2D", opFCVTN2: "FCVTN2 V%d.4S, V%d.2D"}[op]
 	return fmt.Sprintf(f, d, n)
 }
+
+// bfdotElem encodes BFDOT <Vd>.4S, <Vn>.8H, <Vm>.2H[<idx>] (bfloat16 dot
+// product, by element; FEAT_BF16, Armv8.6: ARM ARM C7.2, BFDOT (by
+// element)):
+//
+//	0 Q=1 0 01111 0 1 L M Rm[3:0] 1111 H 0 Rn Rd
+//
+// Each float32 lane of Vd gains the dot product of its pair of bfloat16
+// values of Vn with pair idx of Vm, in BFDOT's own arithmetic (products,
+// their sum and the accumulation each rounded to odd, denormals flushed).
+func bfdotElem(d, n, m, idx int) uint32 {
+	checkReg(d, n, m)
+	if idx < 0 || idx > 3 {
+		panic(fmt.Sprintf("bfdot: lane %d", idx))
+	}
+	return 0x4f40f000 |
+		uint32(idx&1)<<21 | uint32(m>>4&1)<<20 | uint32(m&15)<<16 |
+		uint32(idx>>1)<<11 | uint32(n)<<5 | uint32(d)
+}
+
+// bfdotElemText is the Arm-syntax text of bfdotElem.
+func bfdotElemText(d, n, m, idx int) string {
+	return fmt.Sprintf("BFDOT V%d.4S, V%d.8H, V%d.2H[%d]", d, n, m, idx)
+}

@@ -132,3 +132,23 @@ func TestCvt(t *testing.T) {
 		}
 	}
 }
+
+// TestBfdotElem: the by-element fields once more, in BFDOT's opcode
+// (assembled with -march=armv8.6-a+bf16).
+func TestBfdotElem(t *testing.T) {
+	for _, tc := range []struct {
+		d, n, m, idx int
+		want         uint32
+	}{
+		{0, 1, 2, 0, 0x4f42f020},    // bfdot v0.4s, v1.8h, v2.2h[0]
+		{0, 1, 2, 1, 0x4f62f020},    // bfdot v0.4s, v1.8h, v2.2h[1]
+		{0, 1, 2, 2, 0x4f42f820},    // bfdot v0.4s, v1.8h, v2.2h[2]
+		{0, 1, 2, 3, 0x4f62f820},    // bfdot v0.4s, v1.8h, v2.2h[3]
+		{31, 30, 17, 3, 0x4f71fbdf}, // bfdot v31.4s, v30.8h, v17.2h[3]
+		{5, 18, 29, 1, 0x4f7df245},  // bfdot v5.4s, v18.8h, v29.2h[1]
+	} {
+		if got := bfdotElem(tc.d, tc.n, tc.m, tc.idx); got != tc.want {
+			t.Errorf("%s = %#08x, want %#08x", bfdotElemText(tc.d, tc.n, tc.m, tc.idx), got, tc.want)
+		}
+	}
+}

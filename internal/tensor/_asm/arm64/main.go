@@ -67,6 +67,7 @@ func main() {
 	g.decl.WriteString(header + "//go:build gc && !purego\n\npackage " + *pkg + "\n")
 	genGEMM(&g)
 	genInt8(&g)
+	genBFDot(&g)
 	genAttention(&g)
 	genVector(&g)
 	genWindows(&g)
