@@ -31,7 +31,7 @@ func (m *modelFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&m.model, "model", defaultModel, "model directory or Hugging Face repo id (org/name[@revision])")
 	f.StringVar(&m.codec, "codec", "", "codec directory or repo id (default: audio_tokenizer/ in the model dir, or the model config's audio_tokenizer_pretrained_name_or_path)")
 	f.BoolVar(&m.f32, "f32-weights", false, "widen bfloat16 weights to float32 at load (more memory; same results)")
-	f.StringVar(&m.matmul, "matmul", "f32", "arithmetic of the big matrix products: f32 (results match the reference), bf16 (inputs rounded to bfloat16, AVX512_BF16 dot products: faster batches, results differ slightly) or int8 (the weights and inputs of the language model's and the codec decoder's products, and the language model's key/value caches, quantized to 8 bits, AVX512_VNNI or AVX-VNNI: fastest, least exact); f32 on CPUs without the instructions")
+	f.StringVar(&m.matmul, "matmul", "f32", "arithmetic of the big matrix products: f32 (results match the reference), bf16 (inputs rounded to bfloat16, AVX512_BF16 or arm64 BFDOT dot products: faster batches, results differ slightly) or int8 (the weights and inputs of the language model's and the codec decoder's products, and the language model's key/value caches, quantized to 8 bits, AVX512_VNNI, AVX-VNNI or arm64 SDOT: fastest, least exact); f32 on CPUs without the instructions")
 }
 
 // mode returns the matrix arithmetic to load with, warning on w and
@@ -46,8 +46,7 @@ func (m *modelFlags) mode(w io.Writer) (tensor.Matmul, error) {
 		return tensor.F32, fmt.Errorf("--matmul %s and --f32-weights exclude each other", mode)
 	}
 	if got := mode.Available(); got != mode {
-		need := map[tensor.Matmul]string{tensor.BF16: "AVX512_BF16", tensor.Int8: "AVX512_VNNI or AVX-VNNI"}[mode]
-		fmt.Fprintf(w, "warning: --matmul %s needs a CPU with %s; computing in %s\n", mode, need, got)
+		fmt.Fprintf(w, "warning: --matmul %s needs a CPU with %s; computing in %s\n", mode, mode.Requires(), got)
 		return got, nil
 	}
 	return mode, nil
