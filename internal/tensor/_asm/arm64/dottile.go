@@ -36,21 +36,8 @@ func dotLoop(g *gen, t gemmTile, name string, dt dotTile) (nv, w0 int) {
 	if need > 32 {
 		panic(name + ": too many registers")
 	}
-	row := func(r int) string { return fmt.Sprintf("R%d", 10+r) }
-	g.i("MOVD a+0(FP), R10")
-	g.i("MOVD lda+8(FP), R1")
-	g.i("LSL $2, R1, R1")
-	for r := 1; r < t.rows; r++ {
-		g.i("ADD R1, %s, %s", row(r-1), row(r))
-	}
-	g.i("MOVD w+16(FP), R2")
-	if t.cols > 32 {
-		g.i("MOVD wp+24(FP), R3")
-		g.i("ADD R3%s, R2, R9", dt.wShift)
-	}
-	if t.cols == 16 {
-		g.i("MOVD $128, R8") // one group row: the 16-column tile skips the other half
-	}
+	row := tileRow
+	tilePointers(g, t, dt.wShift, 128)
 	if dt.flip {
 		g.i("VMOVI $128, V%d.B16", flip)
 	}

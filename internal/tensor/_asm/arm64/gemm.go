@@ -86,22 +86,8 @@ func gemmKernel(g *gen, bf16 bool, t gemmTile) {
 	if w0+4 > 32 || bf16 && zero >= 32 {
 		panic(name + ": too many registers")
 	}
-	row := func(r int) string { return fmt.Sprintf("R%d", 10+r) }
-
-	g.i("MOVD a+0(FP), R10")
-	g.i("MOVD lda+8(FP), R1")
-	g.i("LSL $2, R1, R1")
-	for r := 1; r < t.rows; r++ {
-		g.i("ADD R1, %s, %s", row(r-1), row(r))
-	}
-	g.i("MOVD w+16(FP), R2")
-	if t.cols > 32 {
-		g.i("MOVD wp+24(FP), R3")
-		g.i("ADD R3<<%d, R2, R9", esz/2)
-	}
-	if t.cols == 16 {
-		g.i("MOVD $%d, R8", 32*esz) // one panel row: the 16-column tile skips the other half
-	}
+	row := tileRow
+	tilePointers(g, t, fmt.Sprintf("<<%d", esz/2), 32*esz)
 	if bf16 {
 		g.i("VEOR V%d.B16, V%[1]d.B16, V%[1]d.B16", zero)
 	}
@@ -212,4 +198,31 @@ func storeTile(g *gen, t gemmTile, nv, w0 int, tmp string) {
 		}
 	}
 	g.i("RET")
+}
+
+// tileRow names the register that walks row r of a tile's x: R10, R11, ….
+func tileRow(r int) string { return fmt.Sprintf("R%d", 10+r) }
+
+// tilePointers emits the prologue every Linear tile shares (float32,
+// bfloat16, SDOT and BFDOT): the x row pointers tileRow(r) (lda counts
+// 4-byte words), the weight pointer R2, for tiles wider than one 32-column
+// panel the next panel's pointer R9 = R2 + wp<<shift (wpShift: "" when wp
+// counts bytes, "<<1" or "<<2" for 2- or 4-byte elements), and for
+// 16-column tiles R8 = rowBytes, the step over one panel row (the tile
+// skips the panel's other half).
+func tilePointers(g *gen, t gemmTile, wpShift string, rowBytes int) {
+	g.i("MOVD a+0(FP), R10")
+	g.i("MOVD lda+8(FP), R1")
+	g.i("LSL $2, R1, R1")
+	for r := 1; r < t.rows; r++ {
+		g.i("ADD R1, %s, %s", tileRow(r-1), tileRow(r))
+	}
+	g.i("MOVD w+16(FP), R2")
+	if t.cols > 32 {
+		g.i("MOVD wp+24(FP), R3")
+		g.i("ADD R3%s, R2, R9", wpShift)
+	}
+	if t.cols == 16 {
+		g.i("MOVD $%d, R8", rowBytes)
+	}
 }

@@ -49,7 +49,7 @@ func i8Kernel(g *gen, t gemmTile) {
 	groups := nv / 4
 	acc := func(r, v int) int { return r*nv + v }
 	xr := func(r int) int { return t.rows*nv + r }
-	row := func(r int) string { return fmt.Sprintf("R%d", 10+r) }
+	row := tileRow
 	wregs := fmt.Sprintf("[V%d.S4, V%d.S4, V%d.S4, V%d.S4]", w0, w0+1, w0+2, w0+3)
 	// The weight pointers now point at the trailers; the scales sw follow
 	// the 32 corrections. The row pointers point at the scales sx.
