@@ -28,9 +28,9 @@ func benchModel(b *testing.B) *Model {
 	return m
 }
 
-// benchGeneration starts one request with a 5 s reference (62 frames) and
-// one text chunk, past its first step (the prefill), that never stops.
-func benchGeneration(b *testing.B, m *Model, st *Stepper) *Generation {
+// benchRef is a 5 s reference clip's codes (62 frames), the same for
+// every benchmark.
+func benchRef(m *Model) [][]int {
 	ref := make([][]int, 62)
 	for i := range ref {
 		ref[i] = make([]int, m.Config.NVQ)
@@ -38,6 +38,13 @@ func benchGeneration(b *testing.B, m *Model, st *Stepper) *Generation {
 			ref[i][c] = (i*31 + c*7) % 1024
 		}
 	}
+	return ref
+}
+
+// benchGeneration starts one request with a 5 s reference (62 frames) and
+// one text chunk, past its first step (the prefill), that never stops.
+func benchGeneration(b *testing.B, m *Model, st *Stepper) *Generation {
+	ref := benchRef(m)
 	p := DefaultParams()
 	p.IgnoreEOS = true
 	p.MaxNewFrames = 1 << 20

@@ -20,13 +20,7 @@ import (
 // step.
 func BenchmarkNewClipFirstStep(b *testing.B) {
 	m := benchModel(b)
-	ref := make([][]int, 62) // a 5 s clip
-	for i := range ref {
-		ref[i] = make([]int, m.Config.NVQ)
-		for c := range ref[i] {
-			ref[i][c] = (i*31 + c*7) % 1024
-		}
-	}
+	ref := benchRef(m) // a 5 s clip
 	p := DefaultParams()
 	p.IgnoreEOS = true
 	const text = "This benchmark sentence is long enough to make one natural chunk of speech for nanovox."
