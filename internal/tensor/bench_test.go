@@ -281,8 +281,10 @@ func BenchmarkAttendWindowsRing(b *testing.B) {
 // row-major float32 weights (two rows per pass, LinearSerial) with the
 // one-row loop of dotGeneric it replaced (same values): "step" streams the
 // 12 global layers of a decode step from memory (M=1), "qkv" and "codec"
-// repeat one product whose weights stay in cache. Compare with -count 10
-// and the best or the median; the machine's other load moves single runs.
+// repeat one product whose weights stay in cache; "linear-t2" is Linear
+// on two threads (in a -tags purego build the portable code, as a decode
+// step runs it). Compare with -count 10 and the best or the median; the
+// machine's other load moves single runs.
 func BenchmarkPortableLinear(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 3))
 	const H, I = 768, 3072
@@ -326,6 +328,15 @@ func BenchmarkPortableLinear(b *testing.B) {
 			for b.Loop() {
 				for _, w := range c.ws {
 					LinearSerial(y, x, c.m, w, nil)
+				}
+			}
+		})
+		b.Run(c.name+"/linear-t2", func(b *testing.B) {
+			useThreads(b, 2)
+			b.SetBytes(bytes)
+			for b.Loop() {
+				for _, w := range c.ws {
+					Linear(y, x, c.m, w, nil)
 				}
 			}
 		})
