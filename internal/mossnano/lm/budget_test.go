@@ -2,6 +2,7 @@ package lm
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -86,20 +87,32 @@ func BenchmarkFrameBudget(b *testing.B) {
 	b.Logf("weights: global %.1f MB, local %.1f MB (read %d times a frame), audio heads %.1f MB",
 		float64(gBytes)/1e6, float64(lBytes)/1e6, m.Config.NVQ+1, float64(hBytes)/1e6)
 
-	b.Run("step", func(b *testing.B) {
-		st := m.NewStepper()
-		g := benchGeneration(b, m, st)
-		st.budget = new(frameBudget)
-		for b.Loop() {
-			if _, err := st.Step([]*Generation{g}); err != nil {
-				b.Fatal(err)
+	// step is one stream; step-8 eight streams stepped together, as a
+	// server serving eight batches them (each phase's time is the whole
+	// batch's).
+	for _, streams := range []int{1, 8} {
+		name := "step"
+		if streams > 1 {
+			name = fmt.Sprintf("step-%d", streams)
+		}
+		b.Run(name, func(b *testing.B) {
+			st := m.NewStepper()
+			gens := make([]*Generation, streams)
+			for i := range gens {
+				gens[i] = benchGeneration(b, m, st)
 			}
-		}
-		names := [numPhases]string{"glue", "global", "local", "heads", "sample"}
-		for p, d := range st.budget.d {
-			b.ReportMetric(float64(d)/float64(time.Millisecond)/float64(b.N), names[p]+"-ms")
-		}
-	})
+			st.budget = new(frameBudget)
+			for b.Loop() {
+				if _, err := st.Step(gens); err != nil {
+					b.Fatal(err)
+				}
+			}
+			names := [numPhases]string{"glue", "global", "local", "heads", "sample"}
+			for p, d := range st.budget.d {
+				b.ReportMetric(float64(d)/float64(time.Millisecond)/float64(b.N), names[p]+"-ms")
+			}
+		})
+	}
 	// The local transformer's lookup table (Model.localQKV) against the
 	// products it replaces, frame by frame on one generation, so that a
 	// shared machine's changing speed hits both alike.
