@@ -282,9 +282,9 @@ func BenchmarkAttendWindowsRing(b *testing.B) {
 // one-row loop of dotGeneric it replaced (same values): "step" streams the
 // 12 global layers of a decode step from memory (M=1), "qkv" and "codec"
 // repeat one product whose weights stay in cache; "linear-t2" is Linear
-// on two threads (in a -tags purego build the portable code, as a decode
-// step runs it). Compare with -count 10 and the best or the median; the
-// machine's other load moves single runs.
+// on two threads, as a portable decode step runs it (the weights are not
+// packed, so every build takes the portable code). Compare with -count 10
+// and the best or the median; the machine's other load moves single runs.
 func BenchmarkPortableLinear(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 3))
 	const H, I = 768, 3072

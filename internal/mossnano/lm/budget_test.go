@@ -87,9 +87,9 @@ func BenchmarkFrameBudget(b *testing.B) {
 	b.Logf("weights: global %.1f MB, local %.1f MB (read %d times a frame), audio heads %.1f MB",
 		float64(gBytes)/1e6, float64(lBytes)/1e6, m.Config.NVQ+1, float64(hBytes)/1e6)
 
-	// step is one stream; step-8 and step-16 that many streams stepped together, as a
-	// server serving eight batches them (each phase's time is the whole
-	// batch's).
+	// step is one stream; step-8 and step-16 step that many streams
+	// together, as a server batches its streams (each phase's time is the
+	// whole batch's).
 	for _, streams := range []int{1, 8, 16} {
 		name := "step"
 		if streams > 1 {
