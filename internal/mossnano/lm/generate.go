@@ -497,24 +497,19 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 		codes[i] = flat[i*cfg.NVQ : (i+1)*cfg.NVQ : (i+1)*cfg.NVQ]
 	}
 	for c := range cfg.NVQ {
+		table := m.localQKV != nil && !s.noTable
+		s.qkv0 = s.qkv0[:0]
 		for i := range cont {
-			dst := s.lx[i*H : (i+1)*H]
-			if c == 0 {
-				m.wte.Row(cfg.AudioAssistantSlotTokenID, dst)
-			} else {
-				m.audioEmb[c-1].Row(codes[i][c-1], dst)
+			code := 0 // the previous codebook's code; row 0 of the table at c = 0
+			if c > 0 {
+				code = codes[i][c-1]
+			}
+			m.localEmbedding(s.lx[i*H:(i+1)*H], c, code)
+			if table {
+				s.qkv0 = append(s.qkv0, m.localQKV[c][code*3*H:(code+1)*3*H])
 			}
 		}
-		if m.localQKV != nil && !s.noTable {
-			s.qkv0 = s.qkv0[:0]
-			t := m.localQKV[c]
-			for i := range cont {
-				k := 0
-				if c > 0 {
-					k = codes[i][c-1]
-				}
-				s.qkv0 = append(s.qkv0, t[k*3*H:(k+1)*3*H])
-			}
+		if table {
 			s.lws.qkv0 = s.qkv0
 		}
 		bud.lap(phaseGlue)

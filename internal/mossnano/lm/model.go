@@ -302,6 +302,17 @@ func (m *Model) WeightBytes() int64 {
 	return n
 }
 
+// localEmbedding writes into dst the local transformer's input at position
+// c+1, before its position embedding: the audio slot token's embedding for
+// c = 0, code of codebook c−1 after that (code is unused for c = 0).
+func (m *Model) localEmbedding(dst []float32, c, code int) {
+	if c == 0 {
+		m.wte.Row(m.Config.AudioAssistantSlotTokenID, dst)
+	} else {
+		m.audioEmb[c-1].Row(code, dst)
+	}
+}
+
 // buildLocalQKV computes Model.localQKV. Of the local transformer's n_vq+1
 // steps per frame only the first sees the global stack's output; the
 // others see an embedding from a small set (the slot token, then one code
@@ -325,11 +336,7 @@ func (m *Model) buildLocalQKV() [][]float32 {
 		x := make([]float32, k*H)
 		for code := range k {
 			row := x[code*H : (code+1)*H]
-			if c == 0 {
-				m.wte.Row(cfg.AudioAssistantSlotTokenID, row)
-			} else {
-				m.audioEmb[c-1].Row(code, row)
-			}
+			m.localEmbedding(row, c, code)
 			if m.local.wpe != nil {
 				m.local.wpe.AddRow(row, c+1)
 			}
