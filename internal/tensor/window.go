@@ -613,7 +613,7 @@ func windowRuns(dst []windowRun, kv *KV, kmin, n, full0, full1 int) []windowRun 
 	return dst
 }
 
-// Constants of exp32, in step with _asm/windows.go.
+// Constants of exp32, in step with the kernels' generators (_asm/exp32).
 const (
 	exp32Lo    = -87.3365478515625 // float32(ln 2⁻¹²⁶)
 	log2e32    = 1.4426950216293335

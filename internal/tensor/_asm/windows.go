@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/bits"
 
+	"nanovoxtensorasm/exp32"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -601,22 +603,6 @@ func mqPV(is isa, nv, g int, masked, bf bool) {
 	RET()
 }
 
-// The float32 exponential of the softmax and GELU, in step with exp32 in
-// ../window.go:
-// 0 below ln 2⁻¹²⁶; else x clamped to at most 0 keeping NaN (softmax
-// arguments are never positive); n = round(x·log2 e)
-// with the 1.5·2²³ trick; r = x − n·ln 2 in two fused steps; the degree-7
-// Taylor polynomial by Horner with FMAs (truncation < 1e-8 relative for
-// |r| ≤ ln2/2); times 2ⁿ built in the exponent bits.
-const (
-	exp32Lo    = -87.3365478515625 // float32(ln 2⁻¹²⁶)
-	log2e32    = 1.4426950216293335
-	magic32    = 12582912.0 // 1.5·2²³
-	ln2Hi32    = 0.6931471824645996
-	ln2Lo32    = -1.9046542121259336e-09
-	exp32Terms = 8
-)
-
 // consts32 is a table of float32 (or int32) constants, each repeated
 // across a whole vector.
 type consts32 struct {
@@ -640,17 +626,13 @@ func consts32For(is isa) *consts32 {
 		}
 	}
 	addF := func(name string, v float32) { add(name, math.Float32bits(v)) }
-	addF("lo", exp32Lo)
-	addF("log2e", log2e32)
-	addF("magic", magic32)
-	addF("ln2hi", ln2Hi32)
-	addF("ln2lo", ln2Lo32)
-	f := 1.0
-	for i := range exp32Terms {
-		if i > 0 {
-			f *= float64(i)
-		}
-		addF(fmt.Sprintf("c%d", i), float32(1/f))
+	addF("lo", exp32.Lo)
+	addF("log2e", exp32.Log2e)
+	addF("magic", exp32.Magic)
+	addF("ln2hi", exp32.Ln2Hi)
+	addF("ln2lo", exp32.Ln2Lo)
+	for i, v := range exp32.Coef() {
+		addF(fmt.Sprintf("c%d", i), v)
 	}
 	add("bias127", 127)
 	addGELUConsts(add)
@@ -706,8 +688,8 @@ func (is isa) exp32N(c *consts32, xs []VecVirtual) []VecVirtual {
 	each(func(i int) { VSUBPS(c.get("magic"), y[i], n[i]) })
 	each(func(i int) { VFNMADD231PS(c.get("ln2hi"), n[i], xs[i]) })
 	each(func(i int) { VFNMADD231PS(c.get("ln2lo"), n[i], xs[i]) })
-	each(func(i int) { VMOVUPS(c.get(fmt.Sprintf("c%d", exp32Terms-1)), p[i]) })
-	for j := exp32Terms - 2; j >= 0; j-- {
+	each(func(i int) { VMOVUPS(c.get(fmt.Sprintf("c%d", exp32.Terms-1)), p[i]) })
+	for j := exp32.Terms - 2; j >= 0; j-- {
 		each(func(i int) { VFMADD213PS(c.get(fmt.Sprintf("c%d", j)), xs[i], p[i]) })
 	}
 	each(func(i int) { VPSUBD(c.get("magic"), y[i], y[i]) })

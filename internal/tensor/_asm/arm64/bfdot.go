@@ -1,23 +1,14 @@
 package main
 
-import (
-	"bytes"
-	"fmt"
-)
+import "fmt"
 
 func bfdotName(t gemmTile) string { return fmt.Sprintf("dotBF16NEON_%dx%d", t.rows, t.cols) }
 
 // genBFDot writes the bfloat16 dot-product tiles and their table
 // (bfdotTiles).
 func genBFDot(g *gen) {
-	var tab bytes.Buffer
-	tab.WriteString("\n// bfdotTiles lists the generated bfloat16 dot-product tiles (BFDOT, FEAT_BF16).\nvar bfdotTiles = []gemmTile[uint16]{\n")
-	for _, t := range gemmTiles() {
-		bfdotKernel(g, t)
-		fmt.Fprintf(&tab, "{%d, %d, %s},\n", t.rows, t.cols, bfdotName(t))
-	}
-	tab.WriteString("}\n")
-	g.decl.Write(tab.Bytes())
+	tileTable(g, "\n// bfdotTiles lists the generated bfloat16 dot-product tiles (BFDOT, FEAT_BF16).\nvar bfdotTiles = []gemmTile[uint16]{\n", "}\n",
+		func(t gemmTile) string { bfdotKernel(g, t); return bfdotName(t) })
 }
 
 // bfdotKernel generates the tile of package tensor's bfloat16 dot layout

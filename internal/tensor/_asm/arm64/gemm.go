@@ -38,16 +38,24 @@ func genGEMM(g *gen) {
 		bf16 bool
 		typ  string
 	}{{"F32", false, "float32"}, {"BF16", true, "uint16"}} {
-		var tab bytes.Buffer
-		fmt.Fprintf(&tab, "\n// gemmTiles%s lists the generated %s tiles per kernel set.\n", dt.name, dt.typ)
-		fmt.Fprintf(&tab, "var gemmTiles%s = map[impl][]gemmTile[%s]{\nimplNEON: {\n", dt.name, dt.typ)
-		for _, t := range gemmTiles() {
-			gemmKernel(g, dt.bf16, t)
-			fmt.Fprintf(&tab, "{%d, %d, %s},\n", t.rows, t.cols, gemmName(dt.bf16, t))
-		}
-		tab.WriteString("},\n}\n")
-		g.decl.Write(tab.Bytes())
+		head := fmt.Sprintf("\n// gemmTiles%s lists the generated %s tiles per kernel set.\n", dt.name, dt.typ) +
+			fmt.Sprintf("var gemmTiles%s = map[impl][]gemmTile[%s]{\nimplNEON: {\n", dt.name, dt.typ)
+		tileTable(g, head, "},\n}\n", func(t gemmTile) string { gemmKernel(g, dt.bf16, t); return gemmName(dt.bf16, t) })
 	}
+}
+
+// tileTable generates every tile of gemmTiles with kernel, which returns
+// the tile's name, and writes their table to the declarations: head, a
+// {rows, cols, name} line per tile, tail.
+func tileTable(g *gen, head, tail string, kernel func(t gemmTile) string) {
+	var tab bytes.Buffer
+	tab.WriteString(head)
+	for _, t := range gemmTiles() {
+		name := kernel(t)
+		fmt.Fprintf(&tab, "{%d, %d, %s},\n", t.rows, t.cols, name)
+	}
+	tab.WriteString(tail)
+	g.decl.Write(tab.Bytes())
 }
 
 // gemmKernel generates

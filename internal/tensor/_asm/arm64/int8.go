@@ -1,22 +1,13 @@
 package main
 
-import (
-	"bytes"
-	"fmt"
-)
+import "fmt"
 
 func i8Name(t gemmTile) string { return fmt.Sprintf("gemmI8NEON_%dx%d", t.rows, t.cols) }
 
 // genInt8 writes the int8 tiles and their table (gemmTilesI8).
 func genInt8(g *gen) {
-	var tab bytes.Buffer
-	tab.WriteString("\n// gemmTilesI8 lists the generated int8 tiles (SDOT, FEAT_DotProd).\nvar gemmTilesI8 = []gemmTile[int8]{\n")
-	for _, t := range gemmTiles() {
-		i8Kernel(g, t)
-		fmt.Fprintf(&tab, "{%d, %d, %s},\n", t.rows, t.cols, i8Name(t))
-	}
-	tab.WriteString("}\n")
-	g.decl.Write(tab.Bytes())
+	tileTable(g, "\n// gemmTilesI8 lists the generated int8 tiles (SDOT, FEAT_DotProd).\nvar gemmTilesI8 = []gemmTile[int8]{\n", "}\n",
+		func(t gemmTile) string { i8Kernel(g, t); return i8Name(t) })
 }
 
 // i8Kernel generates the int8 tile of package tensor's int8 layout (see

@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"math"
+
+	"nanovoxtensorasm/exp32"
 )
 
 // The windowed attention kernels (AttendWindows in ../../window.go): the
@@ -252,24 +254,13 @@ func mqScoresNEON(g *gen, nv int, el elemKind) {
 	g.i("RET")
 }
 
-// The float32 exponential, exp32 in ../../window.go, in step with the amd64
-// kernels' (../windows.go).
-const (
-	exp32Lo    = -87.3365478515625 // float32(ln 2⁻¹²⁶)
-	log2e32    = 1.4426950216293335
-	magic32    = 12582912.0 // 1.5·2²³
-	ln2Hi32    = 0.6931471824645996
-	ln2Lo32    = -1.9046542121259336e-09
-	exp32Terms = 8
-)
-
 // expRegs are the registers holding exp32's constants, broadcast, and its
 // coefficients c[i] = float32(1/i!), four to a register: c_i in lane i%4
 // of V(c[i/4]), broadcast when used (so that the polynomial's constants
 // take two registers, not eight).
 type expRegs struct {
 	lo, log2e, magic, ln2hi, ln2lo, bias, zero int
-	c                                          [(exp32Terms + 3) / 4]int
+	c                                          [(exp32.Terms + 3) / 4]int
 }
 
 // dupF32 fills V(r) with the 32-bit pattern bits (R13 clobbered).
@@ -290,19 +281,12 @@ func packF32(g *gen, regs []int, vs []float32) {
 // loadExpConsts fills the registers of e.
 func loadExpConsts(g *gen, e *expRegs) {
 	f := func(r int, v float32) { dupF32(g, r, math.Float32bits(v)) }
-	f(e.lo, exp32Lo)
-	f(e.log2e, log2e32)
-	f(e.magic, magic32)
-	f(e.ln2hi, ln2Hi32)
-	f(e.ln2lo, ln2Lo32)
-	var c [exp32Terms]float32
-	fact := 1.0
-	for i := range c {
-		if i > 0 {
-			fact *= float64(i)
-		}
-		c[i] = float32(1 / fact)
-	}
+	f(e.lo, exp32.Lo)
+	f(e.log2e, exp32.Log2e)
+	f(e.magic, exp32.Magic)
+	f(e.ln2hi, exp32.Ln2Hi)
+	f(e.ln2lo, exp32.Ln2Lo)
+	c := exp32.Coef()
 	packF32(g, e.c[:], c[:])
 	dupF32(g, e.bias, 127)
 	g.i("VEOR V%d.B16, V%[1]d.B16, V%[1]d.B16", e.zero)
@@ -351,7 +335,7 @@ func exp32NEON(g *gen, e *expRegs, x, p int, t [4]int) {
 	w(opFSUB, n, y, e.magic)
 	g.i("VFMLS V%d.S4, V%d.S4, V%d.S4", e.ln2hi, n, x) // x −= n·ln2hi, fused
 	g.i("VFMLS V%d.S4, V%d.S4, V%d.S4", e.ln2lo, n, x)
-	horner(g, e.c[:], exp32Terms, x, p, u)
+	horner(g, e.c[:], exp32.Terms, x, p, u)
 	g.i("VSUB V%d.S4, V%d.S4, V%d.S4", e.magic, y, y) // integer: n
 	g.i("VADD V%d.S4, V%d.S4, V%d.S4", e.bias, y, y)
 	g.i("VSHL $23, V%d.S4, V%[1]d.S4", y)
