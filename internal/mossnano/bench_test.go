@@ -53,9 +53,9 @@ func fullSize(b *testing.B) *Family {
 	return fullFam
 }
 
-// newJobs prepares n jobs with a 5 s reference and a one-chunk text, stepped
-// once (the prefill) so that the benchmark measures steady frames.
-func newJobs(b *testing.B, f *Family, n int) []engine.Job {
+// benchRef is a 5 s reference clip's codes (62 frames), the same for every
+// benchmark.
+func benchRef(f *Family) [][]int {
 	ref := make([][]int, 62)
 	for i := range ref {
 		ref[i] = make([]int, f.LM.Config.NVQ)
@@ -63,6 +63,13 @@ func newJobs(b *testing.B, f *Family, n int) []engine.Job {
 			ref[i][c] = (i*31 + c*7) % 1024
 		}
 	}
+	return ref
+}
+
+// newJobs prepares n jobs with a 5 s reference and a one-chunk text, stepped
+// once (the prefill) so that the benchmark measures steady frames.
+func newJobs(b *testing.B, f *Family, n int) []engine.Job {
+	ref := benchRef(f)
 	p := f.DefaultParams()
 	p.IgnoreEOS = true
 	p.MaxFrames = 1 << 20
@@ -211,13 +218,7 @@ func BenchmarkFrameParts(b *testing.B) {
 	// reused, as in a serving process.
 	for _, n := range []int{1, 8} {
 		b.Run("prompt-"+itoa(n), func(b *testing.B) {
-			ref := make([][]int, 62)
-			for i := range ref {
-				ref[i] = make([]int, f.LM.Config.NVQ)
-				for c := range ref[i] {
-					ref[i][c] = (i*31 + c*7) % 1024
-				}
-			}
+			ref := benchRef(f)
 			v := &engine.Voice{Codes: ref, Key: "bench"}
 			pre, err := f.NewPrefix(context.Background(), v)
 			if err != nil {
@@ -256,13 +257,7 @@ func BenchmarkFrameParts(b *testing.B) {
 		})
 	}
 	b.Run("prefix-5s", func(b *testing.B) {
-		ref := make([][]int, 62)
-		for i := range ref {
-			ref[i] = make([]int, f.LM.Config.NVQ)
-			for c := range ref[i] {
-				ref[i][c] = (i*31 + c*7) % 1024
-			}
-		}
+		ref := benchRef(f)
 		cpu := cpuTime(b)
 		for b.Loop() {
 			if _, err := f.LM.NewPrefix(ref); err != nil {
@@ -325,13 +320,7 @@ func benchMatmul() tensor.Matmul {
 func BenchmarkLongUtterance(b *testing.B) {
 	f := fullSize(b)
 	const long, short = 375, 50
-	ref := make([][]int, 62)
-	for i := range ref {
-		ref[i] = make([]int, f.LM.Config.NVQ)
-		for c := range ref[i] {
-			ref[i][c] = (i*31 + c*7) % 1024
-		}
-	}
+	ref := benchRef(f)
 	st := f.NewStepper()
 	start := func(frames int) engine.Job {
 		p := f.DefaultParams()
