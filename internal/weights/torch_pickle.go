@@ -307,6 +307,18 @@ func (u *unpickler) pop() (any, error) {
 	return v, nil
 }
 
+// pop2 pops the two topmost values: below, then the top.
+func (u *unpickler) pop2() (below, top any, err error) {
+	if len(u.stack)-u.base() < 2 {
+		return nil, nil, errUnderflow
+	}
+	n := len(u.stack)
+	below, top = u.stack[n-2], u.stack[n-1]
+	clear(u.stack[n-2:])
+	u.stack = u.stack[:n-2]
+	return below, top, nil
+}
+
 func (u *unpickler) top() (any, error) {
 	if len(u.stack) <= u.base() {
 		return nil, errUnderflow
@@ -636,11 +648,7 @@ func (u *unpickler) step(op byte) error {
 		}
 		return u.push(d)
 	case opSetItem:
-		v, err := u.pop()
-		if err != nil {
-			return err
-		}
-		k, err := u.pop()
+		k, v, err := u.pop2()
 		if err != nil {
 			return err
 		}
@@ -700,11 +708,7 @@ func (u *unpickler) step(op byte) error {
 		}
 		return u.push(g)
 	case opStackGlobal:
-		nv, err := u.pop()
-		if err != nil {
-			return err
-		}
-		mv, err := u.pop()
+		mv, nv, err := u.pop2()
 		if err != nil {
 			return err
 		}
@@ -719,11 +723,7 @@ func (u *unpickler) step(op byte) error {
 		}
 		return u.push(g)
 	case opReduce:
-		av, err := u.pop()
-		if err != nil {
-			return err
-		}
-		fv, err := u.pop()
+		fv, av, err := u.pop2()
 		if err != nil {
 			return err
 		}
