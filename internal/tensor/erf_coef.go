@@ -19,3 +19,22 @@ var geluErfCoef = [13]float32{
 	-8.705098e-05,
 	1.5401809e-05,
 }
+
+// geluErfPoly is P(u) by Horner's rule in fused steps, highest power
+// first: the operations of geluErf1's loop over geluErfCoef.
+func geluErfPoly(u float32) float32 {
+	p := float32(1.5401809e-05)
+	p = fma32(p, u, -8.705098e-05)
+	p = fma32(p, u, -3.8254082e-05)
+	p = fma32(p, u, 0.0005731255)
+	p = fma32(p, u, -0.00017580549)
+	p = fma32(p, u, -0.0022881236)
+	p = fma32(p, u, 0.0017670032)
+	p = fma32(p, u, 0.008808544)
+	p = fma32(p, u, -0.009873662)
+	p = fma32(p, u, -0.04689359)
+	p = fma32(p, u, 0.04734334)
+	p = fma32(p, u, 0.6726431)
+	p = fma32(p, u, -0.67179406)
+	return p
+}

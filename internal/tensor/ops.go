@@ -225,7 +225,10 @@ func geluErf1(v float32) float32 {
 	u := (2 - z) * r
 	t := r + r
 	p := geluErfCoef[len(geluErfCoef)-1]
-	for i := len(geluErfCoef) - 2; i >= 0; i-- {
+	if nativeFMA32 {
+		p = geluErfPoly(u)
+	}
+	for i := len(geluErfCoef) - 2; i >= 0 && !nativeFMA32; i-- {
 		if s, ok := fma32Sum(p, u, geluErfCoef[i]); ok {
 			p = float32(s)
 		} else {

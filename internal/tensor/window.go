@@ -244,11 +244,12 @@ func (j *windowsJob) run(c int, sp *[]float32) {
 	}
 }
 
-// fma32 returns a·b + c rounded once to float32, as the hardware's fused
-// multiply-add does. The product is exact in float64; the sum is rounded to
-// float64 and then to float32, which is the single rounding unless the
-// float64 sum lies exactly halfway between two float32 values, where the
-// sign of the float64 rounding error decides.
+// fma32Emulated returns a·b + c rounded once to float32 in float64
+// arithmetic: fma32 where the compiler does not fuse float32 operations.
+// The product is exact in float64; the sum is rounded to float64 and then
+// to float32, which is the single rounding unless the float64 sum lies
+// exactly halfway between two float32 values, where the sign of the float64
+// rounding error decides.
 //
 // Rounding s to float32 can only differ from rounding the exact p + c when
 // s is itself a float32 midpoint (the float32 neighbours and midpoints are
@@ -257,7 +258,7 @@ func (j *windowsJob) run(c int, sp *[]float32) {
 // exactly 1000…0. Every other sum is rounded directly, without the error
 // term; the rest (and float32's subnormal range, where more bits are
 // dropped) go through fma32Tie.
-func fma32(a, b, c float32) float32 {
+func fma32Emulated(a, b, c float32) float32 {
 	if s, ok := fma32Sum(a, b, c); ok {
 		return float32(s)
 	}
@@ -315,7 +316,11 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 	q := j.q[i*j.ldq+off : i*j.ldq+off+hd]
 	lo := j.lo[i]
 	n0 := 0
-	if !kv.BF16Scores && !kv.bf16() {
+	if nativeFMA32 && !kv.BF16Scores {
+		fmaScores(s, q, kv, lo, koff, j.scale)
+		n0 = len(s)
+	}
+	if !nativeFMA32 && !kv.BF16Scores && !kv.bf16() {
 		// Four keys at a time: four independent chains hide the latency
 		// of each.
 		for ; n0+4 <= len(s); n0 += 4 {
@@ -361,6 +366,13 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 		pvDotRow(o, s, kv, lo, j.hi[i], koff)
 		return
 	}
+	if nativeFMA32 {
+		for n, e := range s {
+			s[n] = e * inv
+		}
+		fmaSums(o, s, kv, lo, koff)
+		return
+	}
 	n := 0
 	if !kv.bf16() {
 		// Two keys per pass over o: the same chains, each o[c] loaded
@@ -401,6 +413,13 @@ func fmaChain(q, k []float32) float32 {
 // fmaChain4 is fmaChain of q with four keys at once.
 func fmaChain4(q, k0, k1, k2, k3 []float32) (a0, a1, a2, a3 float32) {
 	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
+	if nativeFMA32 {
+		for c, qc := range q {
+			a0, a1 = fma32(qc, k0[c], a0), fma32(qc, k1[c], a1)
+			a2, a3 = fma32(qc, k2[c], a2), fma32(qc, k3[c], a3)
+		}
+		return a0, a1, a2, a3
+	}
 	for c, qc := range q {
 		s0, ok0 := fma32Sum(qc, k0[c], a0)
 		s1, ok1 := fma32Sum(qc, k1[c], a1)
@@ -414,6 +433,92 @@ func fmaChain4(q, k0, k1, k2, k3 []float32) (a0, a1, a2, a3 float32) {
 		a2, a3 = fma32(qc, k2[c], a2), fma32(qc, k3[c], a3)
 	}
 	return a0, a1, a2, a3
+}
+
+// fmaScores sets s[n] to the chain fma32 over q and the key of lo+n
+// (float32 or bfloat16 storage), times scale, for builds with nativeFMA32:
+// four keys at a time, the last group padded by repeating its first key,
+// so that every multiply shares its query operand (gc on amd64 folds a
+// single-use operand's load into a plain multiply instead of fusing).
+func fmaScores(s, q []float32, kv *KV, lo, koff int, scale float32) {
+	hd := len(q)
+	var kb [4][]float32
+	var k16 [4][]uint16
+	for n0 := 0; n0 < len(s); n0 += 4 {
+		for i := range 4 {
+			r := kv.row(lo+min(n0+i, len(s)-1))*kv.Stride + koff
+			if kv.bf16() {
+				k16[i] = kv.K16[r : r+hd]
+			} else {
+				kb[i] = kv.K[r : r+hd]
+			}
+		}
+		var a [4]float32
+		if kv.bf16() {
+			a[0], a[1], a[2], a[3] = fmaChain4BF16(q, k16[0], k16[1], k16[2], k16[3])
+		} else {
+			a[0], a[1], a[2], a[3] = fmaChain4(q, kb[0], kb[1], kb[2], kb[3])
+		}
+		for i := range min(4, len(s)-n0) {
+			s[n0+i] = a[i] * scale
+		}
+	}
+}
+
+// fmaChain4BF16 is fmaChain4 with bfloat16-stored keys, widened exactly.
+func fmaChain4BF16(q []float32, k0, k1, k2, k3 []uint16) (a0, a1, a2, a3 float32) {
+	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
+	for c, qc := range q {
+		a0 = fma32(qc, math.Float32frombits(uint32(k0[c])<<16), a0)
+		a1 = fma32(qc, math.Float32frombits(uint32(k1[c])<<16), a1)
+		a2 = fma32(qc, math.Float32frombits(uint32(k2[c])<<16), a2)
+		a3 = fma32(qc, math.Float32frombits(uint32(k3[c])<<16), a3)
+	}
+	return a0, a1, a2, a3
+}
+
+// fmaSums sets each o[c] to the chain acc = fma32(p[n], v[c], acc) from zero
+// over the keys n in order, v the value row of key lo+n (float32 or
+// bfloat16 storage): the weighted sum of fmaAxpy over every key, eight
+// columns' chains at a time held in registers. It serves builds with
+// nativeFMA32, where gc fuses a*b + c only if the addend is not a value
+// it could fold from memory into the add, as o[c] in fmaAxpy would be.
+func fmaSums(o, p []float32, kv *KV, lo, koff int) {
+	c := 0
+	for ; c+8 <= len(o); c += 8 {
+		var a0, a1, a2, a3, a4, a5, a6, a7 float32
+		for n, pn := range p {
+			r := kv.row(lo+n)*kv.Stride + koff + c
+			var v [8]float32
+			if kv.V16 != nil {
+				for i, u := range kv.V16[r : r+8 : r+8] {
+					v[i] = math.Float32frombits(uint32(u) << 16)
+				}
+			} else {
+				v = [8]float32(kv.V[r : r+8 : r+8])
+			}
+			a0, a1 = fma32(pn, v[0], a0), fma32(pn, v[1], a1)
+			a2, a3 = fma32(pn, v[2], a2), fma32(pn, v[3], a3)
+			a4, a5 = fma32(pn, v[4], a4), fma32(pn, v[5], a5)
+			a6, a7 = fma32(pn, v[6], a6), fma32(pn, v[7], a7)
+		}
+		o[c], o[c+1], o[c+2], o[c+3] = a0, a1, a2, a3
+		o[c+4], o[c+5], o[c+6], o[c+7] = a4, a5, a6, a7
+	}
+	for ; c < len(o); c++ {
+		var acc float32
+		for n, pn := range p {
+			r := kv.row(lo+n)*kv.Stride + koff + c
+			v := float32(0)
+			if kv.V16 != nil {
+				v = math.Float32frombits(uint32(kv.V16[r]) << 16)
+			} else {
+				v = kv.V[r]
+			}
+			acc = fma32(pn, v, acc)
+		}
+		o[c] = acc
+	}
 }
 
 // fmaAxpy sets o[c] = fma32(p, v[c], o[c]) for every c.
@@ -623,6 +728,20 @@ const (
 	exp32Terms = 8
 )
 
+// exp32Poly is the Taylor polynomial of exp32 by Horner's rule in fused
+// steps with the coefficients as constants (equal to exp32Coef), for the
+// builds with nativeFMA32: gc on amd64 folds an addend loaded from
+// exp32Coef into a plain add instead of fusing.
+func exp32Poly(r float32) float32 {
+	p := fma32(1.0/5040, r, 1.0/720)
+	p = fma32(p, r, 1.0/120)
+	p = fma32(p, r, 1.0/24)
+	p = fma32(p, r, 1.0/6)
+	p = fma32(p, r, 0.5)
+	p = fma32(p, r, 1)
+	return fma32(p, r, 1)
+}
+
 // exp32Coef[i] = float32(1/i!).
 var exp32Coef = func() [exp32Terms]float32 {
 	var c [exp32Terms]float32
@@ -653,7 +772,10 @@ func exp32(x float32) float32 {
 	r := fma32(-n, ln2Hi32, x)
 	r = fma32(-n, ln2Lo32, r)
 	p := exp32Coef[exp32Terms-1]
-	for i := exp32Terms - 2; i >= 0; i-- {
+	if nativeFMA32 {
+		p = exp32Poly(r)
+	}
+	for i := exp32Terms - 2; i >= 0 && !nativeFMA32; i-- {
 		if s, ok := fma32Sum(p, r, exp32Coef[i]); ok {
 			p = float32(s)
 		} else {

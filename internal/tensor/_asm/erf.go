@@ -112,7 +112,19 @@ func writeErfCoef(path string) {
 	for _, v := range geluErfCoef() {
 		fmt.Fprintf(&b, "%v,\n", v)
 	}
-	b.WriteString("}\n")
+	b.WriteString("}\n\n")
+	// The same polynomial with the coefficients as constants, for the
+	// builds where fma32 is the compiler's fused instruction: gc on amd64
+	// folds an addend loaded from geluErfCoef into a plain add instead of
+	// fusing, while a constant stays in a register.
+	b.WriteString("// geluErfPoly is P(u) by Horner's rule in fused steps, highest power\n// first: the operations of geluErf1's loop over geluErfCoef.\n")
+	b.WriteString("func geluErfPoly(u float32) float32 {\n")
+	c := geluErfCoef()
+	fmt.Fprintf(&b, "p := float32(%v)\n", c[len(c)-1])
+	for i := len(c) - 2; i >= 0; i-- {
+		fmt.Fprintf(&b, "p = fma32(p, u, %v)\n", c[i])
+	}
+	b.WriteString("return p\n}\n")
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)
