@@ -413,13 +413,6 @@ func fmaChain(q, k []float32) float32 {
 // fmaChain4 is fmaChain of q with four keys at once.
 func fmaChain4(q, k0, k1, k2, k3 []float32) (a0, a1, a2, a3 float32) {
 	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
-	if nativeFMA32 {
-		for c, qc := range q {
-			a0, a1 = fma32(qc, k0[c], a0), fma32(qc, k1[c], a1)
-			a2, a3 = fma32(qc, k2[c], a2), fma32(qc, k3[c], a3)
-		}
-		return a0, a1, a2, a3
-	}
 	for c, qc := range q {
 		s0, ok0 := fma32Sum(qc, k0[c], a0)
 		s1, ok1 := fma32Sum(qc, k1[c], a1)
@@ -435,82 +428,101 @@ func fmaChain4(q, k0, k1, k2, k3 []float32) (a0, a1, a2, a3 float32) {
 	return a0, a1, a2, a3
 }
 
-// fmaScores sets s[n] to the chain fma32 over q and the key of lo+n
+// fmaScores sets s[n] to the chain of fma32 over q and the key of lo+n
 // (float32 or bfloat16 storage), times scale, for builds with nativeFMA32:
-// four keys at a time, the last group padded by repeating its first key,
-// so that every multiply shares its query operand (gc on amd64 folds a
-// single-use operand's load into a plain multiply instead of fusing).
+// eight keys at a time, so that eight independent chains cover the fused
+// instruction's latency and every multiply shares its query operand (gc on
+// amd64 folds a single-use operand's load into a plain multiply instead of
+// fusing); the last group repeats its first key as padding.
 func fmaScores(s, q []float32, kv *KV, lo, koff int, scale float32) {
-	hd := len(q)
-	var kb [4][]float32
-	var k16 [4][]uint16
-	for n0 := 0; n0 < len(s); n0 += 4 {
-		for i := range 4 {
-			r := kv.row(lo+min(n0+i, len(s)-1))*kv.Stride + koff
-			if kv.bf16() {
-				k16[i] = kv.K16[r : r+hd]
-			} else {
-				kb[i] = kv.K[r : r+hd]
-			}
+	var off [8]int
+	for n0 := 0; n0 < len(s); n0 += 8 {
+		for i := range off {
+			off[i] = kv.row(lo+min(n0+i, len(s)-1))*kv.Stride + koff
 		}
-		var a [4]float32
+		var a [8]float32
 		if kv.bf16() {
-			a[0], a[1], a[2], a[3] = fmaChain4BF16(q, k16[0], k16[1], k16[2], k16[3])
+			a = fmaChain8BF16(q, kv.K16, &off)
 		} else {
-			a[0], a[1], a[2], a[3] = fmaChain4(q, kb[0], kb[1], kb[2], kb[3])
+			a = fmaChain8(q, kv.K, &off)
 		}
-		for i := range min(4, len(s)-n0) {
+		for i := range min(8, len(s)-n0) {
 			s[n0+i] = a[i] * scale
 		}
 	}
 }
 
-// fmaChain4BF16 is fmaChain4 with bfloat16-stored keys, widened exactly.
-func fmaChain4BF16(q []float32, k0, k1, k2, k3 []uint16) (a0, a1, a2, a3 float32) {
-	k0, k1, k2, k3 = k0[:len(q)], k1[:len(q)], k2[:len(q)], k3[:len(q)]
+// fmaChain8 returns the chains acc = fma32(q[c], k[o+c], acc) over c from
+// zero for the eight key offsets o.
+func fmaChain8(q, k []float32, off *[8]int) [8]float32 {
+	n := len(q)
+	k0, k1, k2, k3 := k[off[0]:][:n], k[off[1]:][:n], k[off[2]:][:n], k[off[3]:][:n]
+	// k4 alone keeps a bounds check in the loop: it splits the body in
+	// two, so that gc does not load all eight keys before the first
+	// multiply-add (8 accumulators, the query and 8 keys would spill).
+	k4, k5, k6, k7 := k[off[4]:off[4]+n], k[off[5]:][:n], k[off[6]:][:n], k[off[7]:][:n]
+	var a0, a1, a2, a3, a4, a5, a6, a7 float32
 	for c, qc := range q {
-		a0 = fma32(qc, math.Float32frombits(uint32(k0[c])<<16), a0)
-		a1 = fma32(qc, math.Float32frombits(uint32(k1[c])<<16), a1)
-		a2 = fma32(qc, math.Float32frombits(uint32(k2[c])<<16), a2)
-		a3 = fma32(qc, math.Float32frombits(uint32(k3[c])<<16), a3)
+		a0, a1 = fma32(qc, k0[c], a0), fma32(qc, k1[c], a1)
+		a2, a3 = fma32(qc, k2[c], a2), fma32(qc, k3[c], a3)
+		a4, a5 = fma32(qc, k4[c], a4), fma32(qc, k5[c], a5)
+		a6, a7 = fma32(qc, k6[c], a6), fma32(qc, k7[c], a7)
 	}
-	return a0, a1, a2, a3
+	return [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
+}
+
+// fmaChain8BF16 is fmaChain8 with bfloat16-stored keys, widened exactly.
+func fmaChain8BF16(q []float32, k []uint16, off *[8]int) [8]float32 {
+	n := len(q)
+	k0, k1, k2, k3 := k[off[0]:][:n], k[off[1]:][:n], k[off[2]:][:n], k[off[3]:][:n]
+	k4, k5, k6, k7 := k[off[4]:off[4]+n], k[off[5]:][:n], k[off[6]:][:n], k[off[7]:][:n] // as in fmaChain8
+	var a0, a1, a2, a3, a4, a5, a6, a7 float32
+	w := func(u uint16) float32 { return math.Float32frombits(uint32(u) << 16) }
+	for c, qc := range q {
+		a0, a1 = fma32(qc, w(k0[c]), a0), fma32(qc, w(k1[c]), a1)
+		a2, a3 = fma32(qc, w(k2[c]), a2), fma32(qc, w(k3[c]), a3)
+		a4, a5 = fma32(qc, w(k4[c]), a4), fma32(qc, w(k5[c]), a5)
+		a6, a7 = fma32(qc, w(k6[c]), a6), fma32(qc, w(k7[c]), a7)
+	}
+	return [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
 }
 
 // fmaSums sets each o[c] to the chain acc = fma32(p[n], v[c], acc) from zero
 // over the keys n in order, v the value row of key lo+n (float32 or
-// bfloat16 storage): the weighted sum of fmaAxpy over every key, eight
-// columns' chains at a time held in registers. It serves builds with
-// nativeFMA32, where gc fuses a*b + c only if the addend is not a value
-// it could fold from memory into the add, as o[c] in fmaAxpy would be.
+// bfloat16 storage): the weighted sum of fmaAxpy over every key, for
+// builds with nativeFMA32, eight columns' chains at a time held in
+// registers (gc on amd64 fuses a*b + c only if the addend is not a value
+// it could fold from memory into the add, as o[c] in fmaAxpy would be).
+// The keys go in blocks of sumKeys per contiguous run of the ring, each
+// block's values read by all column groups while they are in the first
+// level cache.
 func fmaSums(o, p []float32, kv *KV, lo, koff int) {
-	c := 0
-	for ; c+8 <= len(o); c += 8 {
-		var a0, a1, a2, a3, a4, a5, a6, a7 float32
-		for n, pn := range p {
-			r := kv.row(lo+n)*kv.Stride + koff + c
-			var v [8]float32
-			if kv.V16 != nil {
-				for i, u := range kv.V16[r : r+8 : r+8] {
-					v[i] = math.Float32frombits(uint32(u) << 16)
-				}
-			} else {
-				v = [8]float32(kv.V[r : r+8 : r+8])
-			}
-			a0, a1 = fma32(pn, v[0], a0), fma32(pn, v[1], a1)
-			a2, a3 = fma32(pn, v[2], a2), fma32(pn, v[3], a3)
-			a4, a5 = fma32(pn, v[4], a4), fma32(pn, v[5], a5)
-			a6, a7 = fma32(pn, v[6], a6), fma32(pn, v[7], a7)
-		}
-		o[c], o[c+1], o[c+2], o[c+3] = a0, a1, a2, a3
-		o[c+4], o[c+5], o[c+6], o[c+7] = a4, a5, a6, a7
+	const sumKeys = 64
+	clear(o)
+	r0, n0 := kv.row(lo), len(p)
+	if kv.Ring != 0 {
+		n0 = min(n0, kv.Ring-r0)
 	}
-	for ; c < len(o); c++ {
+	c8 := len(o) &^ 7
+	for _, run := range [2]struct{ r, n0, n1 int }{{r0, 0, n0}, {0, n0, len(p)}} {
+		for k0 := run.n0; k0 < run.n1; k0 += sumKeys {
+			pk := p[k0:min(k0+sumKeys, run.n1)]
+			off := (run.r+k0-run.n0)*kv.Stride + koff
+			for c := 0; c < c8; c += 8 {
+				if kv.bf16() {
+					fmaRun8BF16((*[8]float32)(o[c:c+8]), pk, kv.V16, off+c, kv.Stride)
+				} else {
+					fmaRun8((*[8]float32)(o[c:c+8]), pk, kv.V, off+c, kv.Stride)
+				}
+			}
+		}
+	}
+	for c := c8; c < len(o); c++ {
 		var acc float32
 		for n, pn := range p {
 			r := kv.row(lo+n)*kv.Stride + koff + c
 			v := float32(0)
-			if kv.V16 != nil {
+			if kv.bf16() {
 				v = math.Float32frombits(uint32(kv.V16[r]) << 16)
 			} else {
 				v = kv.V[r]
@@ -519,6 +531,41 @@ func fmaSums(o, p []float32, kv *KV, lo, koff int) {
 		}
 		o[c] = acc
 	}
+}
+
+// fmaRun8 continues the chains acc[i] = fma32(p[n], v[off+n·stride+i], acc[i])
+// over the keys n of one contiguous run.
+func fmaRun8(acc *[8]float32, p, v []float32, off, stride int) {
+	a0, a1, a2, a3, a4, a5, a6, a7 := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]
+	for _, pn := range p {
+		// Two re-slices: the second's bounds check splits the loop body,
+		// so that gc does not load all eight values before the first
+		// multiply-add (17 live values: the accumulators spill).
+		w := v[off : off+4 : off+4]
+		a0, a1 = fma32(pn, w[0], a0), fma32(pn, w[1], a1)
+		a2, a3 = fma32(pn, w[2], a2), fma32(pn, w[3], a3)
+		w = v[off+4 : off+8 : off+8]
+		a4, a5 = fma32(pn, w[0], a4), fma32(pn, w[1], a5)
+		a6, a7 = fma32(pn, w[2], a6), fma32(pn, w[3], a7)
+		off += stride
+	}
+	*acc = [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
+}
+
+// fmaRun8BF16 is fmaRun8 with bfloat16-stored values, widened exactly.
+func fmaRun8BF16(acc *[8]float32, p []float32, v []uint16, off, stride int) {
+	a0, a1, a2, a3, a4, a5, a6, a7 := acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]
+	w := func(u uint16) float32 { return math.Float32frombits(uint32(u) << 16) }
+	for _, pn := range p {
+		x := v[off : off+4 : off+4] // split in two as in fmaRun8
+		a0, a1 = fma32(pn, w(x[0]), a0), fma32(pn, w(x[1]), a1)
+		a2, a3 = fma32(pn, w(x[2]), a2), fma32(pn, w(x[3]), a3)
+		x = v[off+4 : off+8 : off+8]
+		a4, a5 = fma32(pn, w(x[0]), a4), fma32(pn, w(x[1]), a5)
+		a6, a7 = fma32(pn, w(x[2]), a6), fma32(pn, w(x[3]), a7)
+		off += stride
+	}
+	*acc = [8]float32{a0, a1, a2, a3, a4, a5, a6, a7}
 }
 
 // fmaAxpy sets o[c] = fma32(p, v[c], o[c]) for every c.
