@@ -43,13 +43,17 @@ func benchRef(m *Model) [][]int {
 }
 
 // benchGeneration starts one request with a 5 s reference (62 frames) and
-// one text chunk, past its first step (the prefill), that never stops.
-func benchGeneration(b *testing.B, m *Model, st *Stepper) *Generation {
+// one text chunk, past its first step (the prefill), that never stops. With
+// pre (benchRef's prefix) it starts after it, as with a saved voice.
+func benchGeneration(b *testing.B, m *Model, st *Stepper, pre *Prefix) *Generation {
 	ref := benchRef(m)
+	if pre != nil {
+		ref = nil
+	}
 	p := DefaultParams()
 	p.IgnoreEOS = true
 	p.MaxNewFrames = 1 << 20
-	g, err := m.NewGenerationContext(context.Background(), ref, nil, "A benchmark sentence of ordinary length for one chunk.", p)
+	g, err := m.NewGenerationContext(context.Background(), ref, pre, "A benchmark sentence of ordinary length for one chunk.", p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,17 +93,29 @@ func BenchmarkFrameBudget(b *testing.B) {
 
 	// step is one stream; step-8 and step-16 step that many streams
 	// together, as a server batches its streams (each phase's time is the
-	// whole batch's).
-	for _, streams := range []int{1, 8, 16} {
+	// whole batch's); the -saved ones after one shared prefix, as streams of
+	// a saved voice.
+	pre, err := m.NewPrefix(benchRef(m))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		streams int
+		saved   bool
+	}{{1, false}, {8, false}, {16, false}, {8, true}, {16, true}} {
 		name := "step"
-		if streams > 1 {
-			name = fmt.Sprintf("step-%d", streams)
+		if c.streams > 1 {
+			name = fmt.Sprintf("step-%d", c.streams)
+		}
+		var p *Prefix
+		if c.saved {
+			name, p = name+"-saved", pre
 		}
 		b.Run(name, func(b *testing.B) {
 			st := m.NewStepper()
-			gens := make([]*Generation, streams)
+			gens := make([]*Generation, c.streams)
 			for i := range gens {
-				gens[i] = benchGeneration(b, m, st)
+				gens[i] = benchGeneration(b, m, st, p)
 			}
 			st.budget = new(frameBudget)
 			for b.Loop() {
@@ -119,7 +135,7 @@ func BenchmarkFrameBudget(b *testing.B) {
 	if m.localQKV != nil {
 		b.Run("table-ab", func(b *testing.B) {
 			st := m.NewStepper()
-			g := benchGeneration(b, m, st)
+			g := benchGeneration(b, m, st, nil)
 			var buds [2]frameBudget
 			var wall [2]time.Duration
 			var n [2]int
@@ -143,7 +159,7 @@ func BenchmarkFrameBudget(b *testing.B) {
 	}
 	b.Run("hot-global", func(b *testing.B) {
 		st := m.NewStepper()
-		g := benchGeneration(b, m, st)
+		g := benchGeneration(b, m, st, nil)
 		x := make([]float32, H)
 		seqs := []seqRows{{cache: g.cache, pre: g.pre, n: 1}}
 		n := g.cache.n
@@ -155,7 +171,7 @@ func BenchmarkFrameBudget(b *testing.B) {
 	})
 	b.Run("hot-local", func(b *testing.B) {
 		st := m.NewStepper()
-		g := benchGeneration(b, m, st)
+		g := benchGeneration(b, m, st, nil)
 		x := make([]float32, H)
 		seqs := []seqRows{{cache: g.local, n: 1}}
 		for b.Loop() {

@@ -164,6 +164,15 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 			ws.rowSeq = append(ws.rowSeq, int32(i))
 		}
 	}
+	// Decode rows after a shared prefix (saved voices) are batched like
+	// prompt rows when a step has several: one spread of rows over the
+	// pool per layer instead of one head-parallel call per row.
+	prefixed := 0
+	for _, sq := range seqs {
+		if sq.pre != nil && sq.n == 1 {
+			prefixed++
+		}
+	}
 	for l := range s.blocks {
 		if ws.ctx != nil && ws.ctx.Err() != nil {
 			return
@@ -185,14 +194,15 @@ func (m *Model) forward(s *stack, x []float32, seqs []seqRows, ws *workspace) {
 			c := sq.cache
 			p0, base := c.n, sq.base()
 			switch {
-			case sq.pre != nil && sq.n == 1:
+			case sq.pre != nil && sq.n == 1 && prefixed < batchPrefixedRows:
 				// After a shared prefix: the row attends over all of it,
 				// then over its own rows up to itself.
 				ws.scores = grow(ws.scores, tensor.AttendKVScratch(base+p0+1, hd))
 				tensor.AttendKV2(ws.att[r*H:], ws.qkv[r*3*H:], sq.pre.kv(l), base, c.kv(l), p0+1, tensor.AttnShape{Heads: nh, HeadDim: hd, Scale: b.scale}, ws.scores)
 			case sq.pre != nil:
-				// A prompt after a shared prefix: the same attention row
-				// by row, after this loop, with every such row of the step.
+				// A prompt after a shared prefix, or a decode row when the
+				// step has several: the same attention row by row, after
+				// this loop, with every such row of the step.
 				ws.prompts = append(ws.prompts, promptRows{seq: i, row: r})
 			case sq.n == 1:
 				// Causal: row t sees positions 0 … p0+t. A decode step's
@@ -302,6 +312,11 @@ func (m *Model) attendPrompts(l int, scale float32, seqs []seqRows, ws *workspac
 		}
 	})
 }
+
+// batchPrefixedRows is from how many decode rows after a prefix a step
+// attends them with attendPrompts. Either way each row's result is the
+// same AttendKV2 call's.
+const batchPrefixedRows = 2
 
 // promptChunks is how many chunks attendPrompts cuts its rows into: a few
 // per thread, for balance.

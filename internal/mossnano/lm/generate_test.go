@@ -44,8 +44,8 @@ func collect(t *testing.T, g *Generation) [][][]int {
 	}
 }
 
-// TestBatchedEqualsAlone steps generations together and alone, with the
-// float32 products, with the bfloat16 dot products and with the int8 ones
+// TestBatchedEqualsAlone steps generations together and alone, every other
+// one after a shared prefix, with the float32 products, with the bfloat16 dot products and with the int8 ones
 // (whose results are row-independent too): every frame must be the same.
 func TestBatchedEqualsAlone(t *testing.T) {
 	// Two threads whatever the machine: nine generations then sample in
@@ -67,6 +67,12 @@ func testBatchedEqualsAlone(t *testing.T, opts Options) {
 		t.Fatal(err)
 	}
 	ref := readGolden(t, "tiny-a", "canonical.json").RefCodes
+	// Every other generation after a shared prefix, as with a saved voice:
+	// its decode rows are attended as a batch when a step has several.
+	pre, err := m.NewPrefix(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
 	texts := []string{"Hello world. This is a tiny test.", "Another voice speaks here, slowly.", "短い文です。", "One more: the quick brown fox jumps over the lazy dog near the river bank.",
 		"Five.", "Six voices at once, each with its own seed.", "这是第七个。", "Eight: numbers like 42 and 7.", "Nine, the last of the batch."}
 	mk := func() []*Generation {
@@ -77,7 +83,11 @@ func testBatchedEqualsAlone(t *testing.T, opts Options) {
 			if i == 1 {
 				p.Greedy = true
 			}
-			g, err := m.NewGeneration(ref, nil, txt, p)
+			r, pr := ref, (*Prefix)(nil)
+			if i%2 == 1 {
+				r, pr = nil, pre
+			}
+			g, err := m.NewGeneration(r, pr, txt, p)
 			if err != nil {
 				t.Fatal(err)
 			}
