@@ -140,7 +140,7 @@ func TestCapacityTiny(t *testing.T) {
 			t.Errorf("%d streams ran with limit %d: the search must turn the real-time limit off", r.Streams, r.StreamLimit)
 		}
 	}
-	if strings.Count(progress.String(), "capacity:") != len(c.Results) {
+	if strings.Count(progress.String(), "capacity:") != len(c.Results)+len(c.Repeated) {
 		t.Errorf("progress:\n%s", progress.String())
 	}
 	j, err := json.Marshal(c)
@@ -158,5 +158,53 @@ func TestCapacityTiny(t *testing.T) {
 	}
 	if _, err := Capacity(context.Background(), f, Config{Voices: []string{"saved", "inline"}, Modes: []string{"streamed"}}, CapacityConfig{Max: 2}); err == nil {
 		t.Error("two voice kinds accepted")
+	}
+}
+
+// TestMeasureCount: a count that fails only by underruns is measured once
+// more and the repeat decides; a pass or an RTF failure is final; an error
+// of either measurement is returned.
+func TestMeasureCount(t *testing.T) {
+	pass := Result{Streams: 4, RTF: Percentiles{P95: 0.5}}
+	stall := Result{Streams: 4, RTF: Percentiles{P95: 0.5}, Underruns: 3}
+	slow := Result{Streams: 4, RTF: Percentiles{P95: 0.95}, Underruns: 40}
+	boom := errors.New("boom")
+	type m struct {
+		r   Result
+		err error
+	}
+	for _, tc := range []struct {
+		name      string
+		seq       []m
+		want      Result
+		wantFirst bool
+		wantErr   error
+		calls     int
+	}{
+		{"pass", []m{{pass, nil}}, pass, false, nil, 1},
+		{"RTF failure is final", []m{{slow, nil}}, slow, false, nil, 1},
+		{"stall then pass", []m{{stall, nil}, {pass, nil}}, pass, true, nil, 2},
+		{"stall twice", []m{{stall, nil}, {stall, nil}}, stall, true, nil, 2},
+		{"stall then RTF failure", []m{{stall, nil}, {slow, nil}}, slow, true, nil, 2},
+		{"error", []m{{Result{}, boom}}, Result{}, false, boom, 1},
+		{"stall then error", []m{{stall, nil}, {Result{}, boom}}, Result{}, true, boom, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			r, first, err := measureCount(func() (Result, error) {
+				x := tc.seq[calls]
+				calls++
+				return x.r, x.err
+			})
+			if !errors.Is(err, tc.wantErr) || calls != tc.calls || (first != nil) != tc.wantFirst {
+				t.Fatalf("err %v, calls %d, first %v; want %v, %d, first %v", err, calls, first, tc.wantErr, tc.calls, tc.wantFirst)
+			}
+			if err == nil && (r.RTF != tc.want.RTF || r.Underruns != tc.want.Underruns) {
+				t.Errorf("result %+v, want %+v", r, tc.want)
+			}
+			if first != nil && (first.Underruns != stall.Underruns || first.RTF != stall.RTF) {
+				t.Errorf("first %+v, want the stalled measurement", *first)
+			}
+		})
 	}
 }
