@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/nanovox/nanovox/internal/engine"
 	"github.com/nanovox/nanovox/internal/mossnano"
@@ -17,6 +18,9 @@ type orderFamily struct {
 	*mossnano.Family
 	mu     sync.Mutex
 	events []string
+	// slowFirst, if set, lengthens the first generation and the first
+	// render by these durations, as a burst's first step of many prompts.
+	slowFirst [2]time.Duration
 }
 
 func (f *orderFamily) record(ev string) {
@@ -51,6 +55,9 @@ func (s *orderStepper) Step(jobs []engine.Job) ([]engine.Output, error) {
 func (s *orderStepper) Generate(jobs []engine.Job) (any, error) {
 	s.n++
 	s.f.record(fmt.Sprintf("generate %d start", s.n))
+	if s.n == 1 {
+		time.Sleep(s.f.slowFirst[0])
+	}
 	g, err := s.pl.Generate(jobs)
 	s.f.record(fmt.Sprintf("generate %d end", s.n))
 	return orderStep{s.n, g}, err
@@ -59,6 +66,9 @@ func (s *orderStepper) Generate(jobs []engine.Job) (any, error) {
 func (s *orderStepper) Render(generated any) ([]engine.Output, error) {
 	st := generated.(orderStep)
 	s.f.record(fmt.Sprintf("render %d start", st.n))
+	if st.n == 1 {
+		time.Sleep(s.f.slowFirst[1])
+	}
 	outs, err := s.pl.Render(st.g)
 	s.f.record(fmt.Sprintf("render %d end", st.n))
 	return outs, err
@@ -92,6 +102,44 @@ func TestFirstFrameRenderedAlone(t *testing.T) {
 	}
 	if at("render 1 end") > at("generate 2 start") {
 		t.Errorf("the first frame was rendered beside the next step: %v", events)
+	}
+	if want := alone(t, stepOnly{f}, "Hello world.", p); len(got) != len(want) || !slices.Equal(got, want) {
+		t.Errorf("audio differs from the sequential run's (%d and %d samples)", len(got), len(want))
+	}
+}
+
+// TestLongFirstStepOverlapsRender: when the step that made the first frames
+// took longer than a frame's duration (a burst's prompts), its render runs
+// beside the next generation as every later one does: rendered alone, the
+// streams' second frame would come a whole generation plus a render after
+// their first, and the one-frame first chunk would play out before it. The
+// audio is the same either way.
+func TestLongFirstStepOverlapsRender(t *testing.T) {
+	f := family(t)
+	frame := time.Duration(f.Info().FrameDuration() * float64(time.Second))
+	of := &orderFamily{Family: f, slowFirst: [2]time.Duration{frame + frame/4, 100 * time.Millisecond}}
+	e := engine.New(of, engine.Config{MaxStreams: 1})
+	defer e.Close(context.Background())
+	p := params(f, 5, 6)
+	s, err := e.Submit(context.Background(), engine.Request{Text: "Hello world.", RefPCM: refPCM, Params: p, FirstChunkFrames: 1, ChunkFrames: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := drain(t, s)
+	s.Close()
+	of.mu.Lock()
+	events := slices.Clone(of.events)
+	of.mu.Unlock()
+	at := func(ev string) int {
+		i := slices.Index(events, ev)
+		if i < 0 {
+			t.Fatalf("no %q in %v", ev, events)
+		}
+		return i
+	}
+	// Render 1 sleeps 100 ms: beside generation 2, that starts first.
+	if at("generate 2 start") > at("render 1 end") {
+		t.Errorf("a first step longer than a frame was rendered alone: %v", events)
 	}
 	if want := alone(t, stepOnly{f}, "Hello world.", p); len(got) != len(want) || !slices.Equal(got, want) {
 		t.Errorf("audio differs from the sequential run's (%d and %d samples)", len(got), len(want))

@@ -48,6 +48,9 @@ type scheduler struct {
 	// firstAudio is set while the step in flight is one that carried a
 	// new stream (its prompt and its first frame).
 	firstAudio bool
+	// generated is how long the last generation took (the step now in
+	// flight), frame one frame's duration of audio.
+	generated, frame time.Duration
 	// coalesced is how long the current new streams were held back for
 	// others about to join them (coalesce).
 	coalesced  time.Duration
@@ -57,7 +60,8 @@ type scheduler struct {
 }
 
 func newScheduler(e *Engine) *scheduler {
-	sc := &scheduler{e: e, st: e.fam.NewStepper(), released: true} // nothing kept yet
+	sc := &scheduler{e: e, st: e.fam.NewStepper(), released: true, // nothing kept yet
+		frame: time.Duration(e.fam.Info().FrameDuration() * float64(time.Second))}
 	sc.pl, sc.pipelined = sc.st.(Pipeline)
 	sc.rel, sc.canRelease = e.fam.(IdleReleaser)
 	return sc
@@ -123,13 +127,19 @@ func (sc *scheduler) step() {
 	e.prompting.Store(prompting)
 	t0 := time.Now()
 	rendered := sc.render(t0)
-	first := rendered != nil && sc.firstAudio
+	first := rendered != nil && sc.firstAudio && sc.generated <= sc.frame
 	if first {
 		// The step in flight holds only new streams' first frames: their
 		// clients wait for nothing else and nobody is playing, so render
 		// it alone, with the cores to itself, before generating the next
 		// step beside it (docs/performance.md, "A new clip's first
-		// audio").
+		// audio"). Their second frame then comes one generation plus one
+		// render after the first, not one step: so only when the step
+		// that made the first frames (prompts included) took at most a
+		// frame's duration. A burst's first step takes several, and its
+		// streams' first chunk (one frame) would play out before the
+		// second arrived (bench: at 12 streams in f32, every stream's
+		// second chunk 18-88 ms late).
 		<-rendered
 	}
 	sc.firstAudio = onlyNew(sc.ready)
@@ -189,6 +199,7 @@ func (sc *scheduler) generate() {
 		s.stepped = true
 	}
 	t1 := time.Now()
+	defer func() { sc.generated = time.Since(t1) }()
 	if !sc.pipelined {
 		outs, err := sc.st.Step(sc.jobs)
 		e.deliverAll(sc.ready, outs, err, time.Since(t1))
