@@ -74,37 +74,43 @@ func (s *orderStepper) Render(generated any) ([]engine.Output, error) {
 	return outs, err
 }
 
-// TestFirstFrameRenderedAlone: the step that carries a new stream's first
-// frame is rendered before the next step is generated (nothing else
-// competes with the client's first audio for the cores); the stream's
-// audio is the same as without the pipeline.
-func TestFirstFrameRenderedAlone(t *testing.T) {
-	f := family(t)
-	of := &orderFamily{Family: f}
+// runOrdered runs one request through an engine on of and checks its audio
+// against the sequential run's; it returns the position of each recorded
+// event.
+func runOrdered(t *testing.T, of *orderFamily) (at func(ev string) int, events []string) {
+	t.Helper()
 	e := engine.New(of, engine.Config{MaxStreams: 1})
 	defer e.Close(context.Background())
-	p := params(f, 5, 6)
+	p := params(of.Family, 5, 6)
 	s, err := e.Submit(context.Background(), engine.Request{Text: "Hello world.", RefPCM: refPCM, Params: p, FirstChunkFrames: 1, ChunkFrames: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := drain(t, s)
 	s.Close()
+	if want := alone(t, stepOnly{of.Family}, "Hello world.", p); len(got) != len(want) || !slices.Equal(got, want) {
+		t.Errorf("audio differs from the sequential run's (%d and %d samples)", len(got), len(want))
+	}
 	of.mu.Lock()
-	events := slices.Clone(of.events)
+	events = slices.Clone(of.events)
 	of.mu.Unlock()
-	at := func(ev string) int {
+	return func(ev string) int {
 		i := slices.Index(events, ev)
 		if i < 0 {
 			t.Fatalf("no %q in %v", ev, events)
 		}
 		return i
-	}
+	}, events
+}
+
+// TestFirstFrameRenderedAlone: the step that carries a new stream's first
+// frame is rendered before the next step is generated (nothing else
+// competes with the client's first audio for the cores); the stream's
+// audio is the same as without the pipeline.
+func TestFirstFrameRenderedAlone(t *testing.T) {
+	at, events := runOrdered(t, &orderFamily{Family: family(t)})
 	if at("render 1 end") > at("generate 2 start") {
 		t.Errorf("the first frame was rendered beside the next step: %v", events)
-	}
-	if want := alone(t, stepOnly{f}, "Hello world.", p); len(got) != len(want) || !slices.Equal(got, want) {
-		t.Errorf("audio differs from the sequential run's (%d and %d samples)", len(got), len(want))
 	}
 }
 
@@ -117,31 +123,9 @@ func TestFirstFrameRenderedAlone(t *testing.T) {
 func TestLongFirstStepOverlapsRender(t *testing.T) {
 	f := family(t)
 	frame := time.Duration(f.Info().FrameDuration() * float64(time.Second))
-	of := &orderFamily{Family: f, slowFirst: [2]time.Duration{frame + frame/4, 100 * time.Millisecond}}
-	e := engine.New(of, engine.Config{MaxStreams: 1})
-	defer e.Close(context.Background())
-	p := params(f, 5, 6)
-	s, err := e.Submit(context.Background(), engine.Request{Text: "Hello world.", RefPCM: refPCM, Params: p, FirstChunkFrames: 1, ChunkFrames: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := drain(t, s)
-	s.Close()
-	of.mu.Lock()
-	events := slices.Clone(of.events)
-	of.mu.Unlock()
-	at := func(ev string) int {
-		i := slices.Index(events, ev)
-		if i < 0 {
-			t.Fatalf("no %q in %v", ev, events)
-		}
-		return i
-	}
+	at, events := runOrdered(t, &orderFamily{Family: f, slowFirst: [2]time.Duration{frame + frame/4, 100 * time.Millisecond}})
 	// Render 1 sleeps 100 ms: beside generation 2, that starts first.
 	if at("generate 2 start") > at("render 1 end") {
 		t.Errorf("a first step longer than a frame was rendered alone: %v", events)
-	}
-	if want := alone(t, stepOnly{f}, "Hello world.", p); len(got) != len(want) || !slices.Equal(got, want) {
-		t.Errorf("audio differs from the sequential run's (%d and %d samples)", len(got), len(want))
 	}
 }
