@@ -127,7 +127,8 @@ func (sc *scheduler) step() {
 	e.prompting.Store(prompting)
 	t0 := time.Now()
 	rendered := sc.render(t0)
-	first := rendered != nil && sc.firstAudio && sc.generated <= sc.frame
+	firstAudio := rendered != nil && sc.firstAudio
+	first := firstAudio && sc.generated <= sc.frame
 	if first {
 		// The step in flight holds only new streams' first frames: their
 		// clients wait for nothing else and nobody is playing, so render
@@ -149,8 +150,9 @@ func (sc *scheduler) step() {
 		<-rendered
 	}
 	// A step that rendered first is not a steady one: its time is the
-	// two phases' sum, not their overlap.
-	sc.observe(time.Since(t0), prompting || first, rendered != nil)
+	// two phases' sum, not their overlap; nor is one that rendered a
+	// burst's first frames beside it (the first decodes of many streams).
+	sc.observe(time.Since(t0), prompting || firstAudio, rendered != nil)
 }
 
 // onlyNew reports whether ready holds streams and none of them has been
