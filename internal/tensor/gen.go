@@ -16,5 +16,5 @@ package tensor
 //   - erf_coef.go: the coefficients of the erf approximation.
 //
 // CI regenerates them and fails on any difference.
-//go:generate go -C _asm run . -out ../kernels_amd64.s -stubs ../kernels_decl_amd64.go -tables ../kernels_tables_amd64.go -erfcoef ../erf_coef.go -bf16dot ../bf16dot_amd64.s -bf16dotdecl ../bf16dot_decl_amd64.go -int8 ../int8_amd64.s -int8decl ../int8_decl_amd64.go -pkg tensor
+//go:generate go -C _asm run . -out ../kernels_amd64.s -stubs ../kernels_decl_amd64.go -tables ../kernels_tables_amd64.go -erfcoef ../erf_coef.go -exp32coef ../exp32_coef.go -bf16dot ../bf16dot_amd64.s -bf16dotdecl ../bf16dot_decl_amd64.go -int8 ../int8_amd64.s -int8decl ../int8_decl_amd64.go -pkg tensor
 //go:generate go -C _asm run ./arm64 -out ../kernels_arm64.s -decl ../kernels_decl_arm64.go -pkg tensor

@@ -765,43 +765,6 @@ func windowRuns(dst []windowRun, kv *KV, kmin, n, full0, full1 int) []windowRun 
 	return dst
 }
 
-// Constants of exp32, in step with the kernels' generators (_asm/exp32).
-const (
-	exp32Lo    = -87.3365478515625 // float32(ln 2⁻¹²⁶)
-	log2e32    = 1.4426950216293335
-	magic32    = 12582912.0 // 1.5·2²³
-	ln2Hi32    = 0.6931471824645996
-	ln2Lo32    = -1.9046542121259336e-09
-	exp32Terms = 8
-)
-
-// exp32Poly is the Taylor polynomial of exp32 by Horner's rule in fused
-// steps with the coefficients as constants (equal to exp32Coef), for the
-// builds with nativeFMA32: gc on amd64 folds an addend loaded from
-// exp32Coef into a plain add instead of fusing.
-func exp32Poly(r float32) float32 {
-	p := fma32(1.0/5040, r, 1.0/720)
-	p = fma32(p, r, 1.0/120)
-	p = fma32(p, r, 1.0/24)
-	p = fma32(p, r, 1.0/6)
-	p = fma32(p, r, 0.5)
-	p = fma32(p, r, 1)
-	return fma32(p, r, 1)
-}
-
-// exp32Coef[i] = float32(1/i!).
-var exp32Coef = func() [exp32Terms]float32 {
-	var c [exp32Terms]float32
-	f := 1.0
-	for i := range c {
-		if i > 0 {
-			f *= float64(i)
-		}
-		c[i] = float32(1 / f)
-	}
-	return c
-}()
-
 // exp32 is the float32 exponential of AttendWindows and GELUErf for
 // arguments <= 0 (the SIMD kernels do exactly these operations): 0 below
 // ln 2⁻¹²⁶ (no subnormal results); x clamped to at most 0 keeping NaN;

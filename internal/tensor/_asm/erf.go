@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 
+	"nanovoxtensorasm/exp32"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -113,18 +115,28 @@ func writeErfCoef(path string) {
 		fmt.Fprintf(&b, "%v,\n", v)
 	}
 	b.WriteString("}\n\n")
-	// The same polynomial with the coefficients as constants, for the
-	// builds where fma32 is the compiler's fused instruction: gc on amd64
-	// folds an addend loaded from geluErfCoef into a plain add instead of
-	// fusing, while a constant stays in a register.
 	b.WriteString("// geluErfPoly is P(u) by Horner's rule in fused steps, highest power\n// first: the operations of geluErf1's loop over geluErfCoef.\n")
-	b.WriteString("func geluErfPoly(u float32) float32 {\n")
-	c := geluErfCoef()
-	fmt.Fprintf(&b, "p := float32(%v)\n", c[len(c)-1])
+	writeHorner(&b, "geluErfPoly", "u", geluErfCoef())
+	writeGoSource(path, &b)
+}
+
+// writeHorner writes func name(arg float32) float32: the polynomial with
+// coefficients c (in increasing powers) by Horner's rule in fused steps,
+// highest power first, the coefficients as constants. It serves the builds
+// where fma32 is the compiler's fused instruction: gc on amd64 folds an
+// addend loaded from a coefficient table into a plain add instead of
+// fusing, while a constant stays in a register.
+func writeHorner(b *bytes.Buffer, name, arg string, c []float32) {
+	fmt.Fprintf(b, "func %s(%s float32) float32 {\n", name, arg)
+	fmt.Fprintf(b, "p := float32(%v)\n", c[len(c)-1])
 	for i := len(c) - 2; i >= 0; i-- {
-		fmt.Fprintf(&b, "p = fma32(p, u, %v)\n", c[i])
+		fmt.Fprintf(b, "p = fma32(p, %s, %v)\n", arg, c[i])
 	}
 	b.WriteString("return p\n}\n")
+}
+
+// writeGoSource formats b and writes it to path.
+func writeGoSource(path string, b *bytes.Buffer) {
 	src, err := format.Source(b.Bytes())
 	if err != nil {
 		log.Fatal(err)
@@ -132,6 +144,34 @@ func writeErfCoef(path string) {
 	if err := os.WriteFile(path, src, 0o644); err != nil {
 		log.Fatal(err)
 	}
+}
+
+// writeExp32Coef writes exp32's constants, its polynomial's coefficients
+// and that polynomial as a Go function, from package exp32, for the
+// portable exp32 in window.go.
+func writeExp32Coef(path string) {
+	var b bytes.Buffer
+	b.WriteString(header + "package tensor\n\n")
+	b.WriteString("// Constants of exp32, the kernels' (_asm/exp32).\nconst (\n")
+	fmt.Fprintf(&b, "exp32Lo = %v // float32(ln 2⁻¹²⁶)\n", float64(exp32.Lo))
+	fmt.Fprintf(&b, "log2e32 = %v\n", float64(exp32.Log2e))
+	fmt.Fprintf(&b, "magic32 = %v // 1.5·2²³\n", float64(exp32.Magic))
+	fmt.Fprintf(&b, "ln2Hi32 = %v\n", float64(exp32.Ln2Hi))
+	fmt.Fprintf(&b, "ln2Lo32 = %v\n", float64(exp32.Ln2Lo))
+	fmt.Fprintf(&b, "exp32Terms = %d\n)\n\n", exp32.Terms)
+	c := exp32.Coef()
+	b.WriteString("// exp32Coef[i] = float32(1/i!).\n")
+	fmt.Fprintf(&b, "var exp32Coef = [exp32Terms]float32{")
+	for i, v := range c {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%v", v)
+	}
+	b.WriteString("}\n\n")
+	b.WriteString("// exp32Poly is the Taylor polynomial of exp32 by Horner's rule in fused\n// steps: the operations of exp32's loop over exp32Coef.\n")
+	writeHorner(&b, "exp32Poly", "r", c[:])
+	writeGoSource(path, &b)
 }
 
 // addGELUConsts adds the float32 constants of geluErf.

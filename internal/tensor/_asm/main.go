@@ -51,6 +51,7 @@ func (is isa) zero(v VecVirtual) {
 var (
 	tables   = flag.String("tables", "", "write the Go kernel tables to this file")
 	erfCoef  = flag.String("erfcoef", "", "write the Go erf coefficients to this file")
+	exp32Go  = flag.String("exp32coef", "", "write exp32's Go constants and coefficients to this file")
 	bf16Asm  = flag.String("bf16dot", "", "write the bfloat16 kernels (VDPBF16PS products, conversions) to this file")
 	bf16Decl = flag.String("bf16dotdecl", "", "write their Go declarations and tile table to this file")
 	int8Asm  = flag.String("int8", "", "write the int8 kernels (VPDPBUSD products, quantizers) to this file")
@@ -75,6 +76,9 @@ func main() {
 	}
 	if *erfCoef != "" {
 		writeErfCoef(*erfCoef)
+	}
+	if *exp32Go != "" {
+		writeExp32Coef(*exp32Go)
 	}
 	if *bf16Asm != "" && *bf16Decl != "" {
 		genBF16Dot(*bf16Asm, *bf16Decl)

@@ -1,7 +1,8 @@
 // Package exp32 holds the constants of the float32 exponential that the
 // attention and GELU kernels compute, shared by the amd64 generator (..)
 // and the arm64 one (../arm64); exp32 in package tensor (window.go) does
-// the same operations with the same values.
+// the same operations with the same values, which the amd64 generator
+// writes into ../../exp32_coef.go.
 //
 // 0 below ln 2⁻¹²⁶; else x clamped to at most 0 keeping NaN (softmax
 // arguments are never positive); n = round(x·log2 e) with the 1.5·2²³
