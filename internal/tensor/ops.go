@@ -224,15 +224,17 @@ func geluErf1(v float32) float32 {
 	r := 1 / (z + 2)
 	u := (2 - z) * r
 	t := r + r
-	p := geluErfCoef[len(geluErfCoef)-1]
+	var p float32
 	if nativeFMA32 {
 		p = geluErfPoly(u)
-	}
-	for i := len(geluErfCoef) - 2; i >= 0 && !nativeFMA32; i-- {
-		if s, ok := fma32Sum(p, u, geluErfCoef[i]); ok {
-			p = float32(s)
-		} else {
-			p = fma32(p, u, geluErfCoef[i])
+	} else {
+		p = geluErfCoef[len(geluErfCoef)-1]
+		for i := len(geluErfCoef) - 2; i >= 0; i-- {
+			if s, ok := fma32Sum(p, u, geluErfCoef[i]); ok {
+				p = float32(s)
+			} else {
+				p = fma32(p, u, geluErfCoef[i])
+			}
 		}
 	}
 	p = fma32(-v, v*0.5, p) // p − x·(x/2), one rounding

@@ -359,18 +359,16 @@ func windowRowGeneric(j *windowsJob, i, h int, s, wide []float32) {
 		sum += float64(e)
 	}
 	inv := float32(1 / sum)
-	if kv.BF16Sums {
+	if kv.BF16Sums || nativeFMA32 {
+		// The weights into s, for the loops that take them whole.
 		for n, e := range s {
 			s[n] = e * inv
 		}
-		pvDotRow(o, s, kv, lo, j.hi[i], koff)
-		return
-	}
-	if nativeFMA32 {
-		for n, e := range s {
-			s[n] = e * inv
+		if kv.BF16Sums {
+			pvDotRow(o, s, kv, lo, j.hi[i], koff)
+		} else {
+			fmaSums(o, s, kv, lo, koff)
 		}
-		fmaSums(o, s, kv, lo, koff)
 		return
 	}
 	n := 0
@@ -492,12 +490,9 @@ func fmaChain8BF16(q []float32, k []uint16, off *[8]int) [8]float32 {
 // bfloat16 storage): the weighted sum of fmaAxpy over every key, for
 // builds with nativeFMA32, eight columns' chains at a time held in
 // registers (gc on amd64 fuses a*b + c only if the addend is not a value
-// it could fold from memory into the add, as o[c] in fmaAxpy would be).
-// The keys go in blocks of sumKeys per contiguous run of the ring, each
-// block's values read by all column groups while they are in the first
-// level cache.
+// it could fold from memory into the add, as o[c] in fmaAxpy would be),
+// over the keys' one or two contiguous runs in the ring.
 func fmaSums(o, p []float32, kv *KV, lo, koff int) {
-	const sumKeys = 64
 	clear(o)
 	r0, n0 := kv.row(lo), len(p)
 	if kv.Ring != 0 {
@@ -505,15 +500,12 @@ func fmaSums(o, p []float32, kv *KV, lo, koff int) {
 	}
 	c8 := len(o) &^ 7
 	for _, run := range [2]struct{ r, n0, n1 int }{{r0, 0, n0}, {0, n0, len(p)}} {
-		for k0 := run.n0; k0 < run.n1; k0 += sumKeys {
-			pk := p[k0:min(k0+sumKeys, run.n1)]
-			off := (run.r+k0-run.n0)*kv.Stride + koff
-			for c := 0; c < c8; c += 8 {
-				if kv.bf16() {
-					fmaRun8BF16((*[8]float32)(o[c:c+8]), pk, kv.V16, off+c, kv.Stride)
-				} else {
-					fmaRun8((*[8]float32)(o[c:c+8]), pk, kv.V, off+c, kv.Stride)
-				}
+		off := run.r*kv.Stride + koff
+		for c := 0; c < c8; c += 8 {
+			if kv.bf16() {
+				fmaRun8BF16((*[8]float32)(o[c:c+8]), p[run.n0:run.n1], kv.V16, off+c, kv.Stride)
+			} else {
+				fmaRun8((*[8]float32)(o[c:c+8]), p[run.n0:run.n1], kv.V, off+c, kv.Stride)
 			}
 		}
 	}
@@ -781,15 +773,17 @@ func exp32(x float32) float32 {
 	n := y - magic32
 	r := fma32(-n, ln2Hi32, x)
 	r = fma32(-n, ln2Lo32, r)
-	p := exp32Coef[exp32Terms-1]
+	var p float32
 	if nativeFMA32 {
 		p = exp32Poly(r)
-	}
-	for i := exp32Terms - 2; i >= 0 && !nativeFMA32; i-- {
-		if s, ok := fma32Sum(p, r, exp32Coef[i]); ok {
-			p = float32(s)
-		} else {
-			p = fma32(p, r, exp32Coef[i])
+	} else {
+		p = exp32Coef[exp32Terms-1]
+		for i := exp32Terms - 2; i >= 0; i-- {
+			if s, ok := fma32Sum(p, r, exp32Coef[i]); ok {
+				p = float32(s)
+			} else {
+				p = fma32(p, r, exp32Coef[i])
+			}
 		}
 	}
 	e := int32(math.Float32bits(y)-math.Float32bits(magic32)) + 127
