@@ -310,15 +310,11 @@ func runCapacity(cmd *cobra.Command, o *benchOptions, fam engine.Family, cfg ben
 	}
 	fmt.Fprintf(log, "bench: done in %.1fs\n", time.Since(start).Seconds())
 	if o.asJSON {
-		repeated := c.Repeated
-		if repeated == nil {
-			repeated = []bench.Result{} // always a list, [] when no count was measured twice
-		}
 		return writeJSON(cmd, info, o, map[string]any{
 			"mode": cfg.Modes[0], "voice": cfg.Voices[0], "capacity_max": o.capacity.max,
 			"max_rtf_p95": bench.MaxRealTimeRTF, "realtime_limit": false,
 			"capacity": c.Capacity, "at_bound": c.AtBound, "complete": c.Complete, "results": c.Results,
-			"repeated": repeated,
+			"repeated": c.Repeated,
 		})
 	}
 	bench.WriteCapacity(cmd.OutOrStdout(), c)

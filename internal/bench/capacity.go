@@ -44,8 +44,9 @@ type CapacityResult struct {
 	// a count measured twice, the repeat, which decided.
 	Results []Result `json:"results"`
 	// Repeated holds the first measurements of the counts that were
-	// measured again (see measureCount), in the order they were taken.
-	Repeated []Result `json:"repeated,omitempty"`
+	// measured again (see measureCount), in the order they were taken:
+	// never nil, so that JSON shows [] when there was none.
+	Repeated []Result `json:"repeated"`
 }
 
 // measureCount measures one stream count. A measurement that fails only by
@@ -85,7 +86,8 @@ func Capacity(ctx context.Context, fam engine.Family, cfg Config, cc CapacityCon
 	over := func() bool {
 		return ctx.Err() != nil || cc.Budget > 0 && time.Since(start) >= cc.Budget
 	}
-	var results, repeated []Result
+	var results []Result
+	repeated := []Result{}
 	report := func(r Result, verdict string) {
 		if progress != nil {
 			fmt.Fprintf(progress, "  capacity: %3d stream(s)  RTF p95 %.3f  underruns %4d  TTFA p95 %6.0f ms  %.1f frames/s  %s\n",

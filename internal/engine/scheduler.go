@@ -145,7 +145,9 @@ func (sc *scheduler) step() {
 	}
 	sc.firstAudio = onlyNew(sc.ready)
 	sc.coalesced = 0
+	t1 := time.Now()
 	sc.generate()
+	sc.generated = time.Since(t1)
 	if rendered != nil && !first {
 		<-rendered
 	}
@@ -201,7 +203,6 @@ func (sc *scheduler) generate() {
 		s.stepped = true
 	}
 	t1 := time.Now()
-	defer func() { sc.generated = time.Since(t1) }()
 	if !sc.pipelined {
 		outs, err := sc.st.Step(sc.jobs)
 		e.deliverAll(sc.ready, outs, err, time.Since(t1))
