@@ -239,6 +239,31 @@ func MakeHeadMajorKVs(s KVStore, n, heads, rows, hd int) []KV {
 	return kvs
 }
 
+// FaultInKVs writes a zero to every memory page of the blocks' keys, values
+// and scales, so that the page faults of fresh memory are taken now (on a
+// goroutine that can afford them) rather than on the first writes of a
+// decode step. The blocks must be fresh from MakeHeadMajorKVs: all zero.
+func FaultInKVs(kvs []KV) {
+	const page = 4096
+	for i := range kvs {
+		kv := &kvs[i]
+		faultIn(kv.K, page/4)
+		faultIn(kv.V, page/4)
+		faultIn(kv.KS, page/4)
+		faultIn(kv.VS, page/4)
+		faultIn(kv.K16, page/2)
+		faultIn(kv.V16, page/2)
+		faultIn(kv.K8, page)
+		faultIn(kv.V8, page)
+	}
+}
+
+func faultIn[T float32 | uint16 | int8](x []T, perPage int) {
+	for i := 0; i < len(x); i += perPage {
+		x[i] = 0
+	}
+}
+
 // halves returns the two per-element parts of block i of slab, capacity
 // capped so that appending never runs into the next part.
 func halves[T any](slab []T, i, per int) (k, v []T) {

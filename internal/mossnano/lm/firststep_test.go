@@ -35,7 +35,7 @@ func BenchmarkNewClipFirstStep(b *testing.B) {
 		}
 		t0, c0 := time.Now(), cpuTime()
 		if k == 0 {
-			g.pre = m.getCache(m.prefixLen(ref))
+			g.pre = m.getCache(m.prefixLen(ref), false)
 			g.ownPre = true
 			m.prefill(context.Background(), g.pre, ref)
 		}

@@ -229,7 +229,7 @@ func (m *Model) NewGenerationContext(ctx context.Context, ref [][]int, prefix *P
 	// prefix; the cache grows only for requests that run longer, so memory
 	// follows use.
 	capacity := maxText + len(m.template.tail) + min(p.MaxNewFrames, 64) + 1
-	g.cache = m.getCache(capacity)
+	g.cache = m.getCache(capacity, true)
 	g.local = newKVCache(m.Config.LocalTransformerLayers, m.Config.GPT2.NHead, m.Config.HeadDim(), m.Config.NVQ+1, m.localKV)
 	g.seen = make([][]bool, m.Config.NVQ)
 	for c, k := range m.Config.AudioCodebookSizes {
@@ -239,14 +239,19 @@ func (m *Model) NewGenerationContext(ctx context.Context, ref [][]int, prefix *P
 }
 
 // getCache returns an empty global KV cache with room for n positions,
-// reusing one from a finished generation when possible.
-func (m *Model) getCache(n int) *kvCache {
-	if c, ok := m.cachePool.Get(); ok {
+// reusing one from a finished generation when possible. A generation's
+// cache grows ahead of need (kvCache.growAhead); a prefix's is filled
+// once.
+func (m *Model) getCache(n int, growAhead bool) *kvCache {
+	c, ok := m.cachePool.Get()
+	if ok {
 		c.reset()
-		c.reserve(n)
-		return c
+	} else {
+		c = newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n, m.globalKV)
 	}
-	return newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n, m.globalKV)
+	c.growAhead = growAhead
+	c.reserve(n)
+	return c
 }
 
 // Next advances the generation by one step on its own. It returns
@@ -407,7 +412,7 @@ func (s *Stepper) Step(gens []*Generation) ([]Event, error) {
 	for i, g := range active {
 		s.pend[i] = 0
 		if g.state == stateStartChunk && g.pre == nil {
-			g.pre = m.getCache(m.prefixLen(g.ref))
+			g.pre = m.getCache(m.prefixLen(g.ref), false)
 			g.ownPre = true
 			n0 := len(s.rows)
 			s.rows = m.startPrefill(g.pre, g.ref, s.rows)
@@ -555,6 +560,7 @@ func (g *Generation) endChunk() Event {
 	if g.chunk == len(g.chunks)-1 {
 		ev.Last = true
 		g.state = stateDone
+		g.cache.reset()
 		g.m.cachePool.Put(g.cache) // its memory is faulted in: reuse it
 		g.cache = nil
 		if g.ownPre {

@@ -17,11 +17,15 @@ func TestKVCacheLayout(t *testing.T) {
 		name  string
 		store tensor.KVStore
 	}{{"f32", tensor.KVFloat32}, {"bf16", tensor.KVBFloat16}, {"int8", tensor.KVInt8}} {
-		t.Run(c.name, func(t *testing.T) { testKVCacheLayout(t, c.store) })
+		t.Run(c.name, func(t *testing.T) { testKVCacheLayout(t, c.store, false) })
+		t.Run(c.name+"/grow-ahead", func(t *testing.T) { testKVCacheLayout(t, c.store, true) })
 	}
 }
 
-func testKVCacheLayout(t *testing.T, store tensor.KVStore) {
+// testKVCacheLayout with growAhead also checks that the doubled block is
+// on its way once three quarters of the capacity are in use, that growth
+// adopts it, and that reset drops it.
+func testKVCacheLayout(t *testing.T, store tensor.KVStore, growAhead bool) {
 	const layers, heads, hd = 2, 3, 4
 	size := map[tensor.KVStore]int{tensor.KVFloat32: 4, tensor.KVBFloat16: 2, tensor.KVInt8: 1}[store]
 	// want returns element i of a head row as stored.
@@ -45,7 +49,22 @@ func testKVCacheLayout(t *testing.T, store tensor.KVStore) {
 	}
 	fill := func(c *kvCache, from, to int) {
 		for p := from; p < to; p++ {
+			cap0, ahead := c.cap, c.ahead
 			c.reserve(p + 1)
+			switch {
+			case p+1 > cap0 && growAhead && cap0 >= 4:
+				// From four positions on, the block was prepared at the
+				// latest one position before it was needed.
+				if ahead == nil || c.cap != 2*cap0 {
+					t.Fatalf("growth to %d positions from %d: block ahead %v, capacity %d", p+1, cap0, ahead != nil, c.cap)
+				}
+			case growAhead && p+1 > c.cap-c.cap/4:
+				if c.ahead == nil || c.aheadCap != 2*c.cap {
+					t.Fatalf("%d of %d positions: no block of %d on its way", p+1, c.cap, 2*c.cap)
+				}
+			case !growAhead && c.ahead != nil:
+				t.Fatalf("%d of %d positions: a block on its way without growAhead", p+1, c.cap)
+			}
 			for l := range layers {
 				k := make([]float32, heads*hd)
 				v := make([]float32, heads*hd)
@@ -85,6 +104,7 @@ func testKVCacheLayout(t *testing.T, store tensor.KVStore) {
 	}
 	for _, capacity := range []int{1, 2, 5, 64} {
 		c := newKVCache(layers, heads, hd, capacity, store)
+		c.growAhead = growAhead
 		fill(c, 0, 3)
 		check("after 3", c, 3)
 		fill(c, 3, 40) // grows at least once for every capacity but 64
@@ -97,6 +117,9 @@ func testKVCacheLayout(t *testing.T, store tensor.KVStore) {
 			t.Errorf("bytes %d, want %d", got, wantBytes)
 		}
 		c.reset()
+		if c.ahead != nil {
+			t.Fatal("reset kept the block on its way")
+		}
 		check("reset", c, 0)
 		fill(c, 0, 7)
 		check("refilled", c, 7)
