@@ -28,7 +28,7 @@ type benchOptions struct {
 	refAudio, voiceName, dataDir, text string
 	streams, modes, voices             string
 	format                             string
-	noNormalize                        bool
+	noNormalize, cold                  bool
 	frames, runs                       int
 	asJSON, realtime                   bool
 	cpuProfile                         string
@@ -75,6 +75,14 @@ it beside the per-count "results" ("complete" is false when
 --capacity-budget ran out: the capacity is then a lower bound; "at_bound"
 is true when --capacity-max itself passed).
 
+--cold measures each round as the first burst after an idle release (as
+after 'serve --idle-release'): no warm-up round, and before every round the
+buffers kept from finished requests (KV caches, codec decoders, encode
+buffers) are dropped and their memory handed back to the system, so the
+round's streams allocate and fault in their memory as they run. Saved
+voices' prefixes stay cached. Without it a warm-up round of the same
+streams runs first and the measured rounds show steady serving.
+
 The header and --json's "host" name the machine (OS, architecture, CPU
 model, CPU count, kernel set, detected instruction-set features), so that a
 report can be compared with the per-CPU plan in docs/performance.md.`,
@@ -98,6 +106,7 @@ report can be compared with the per-CPU plan in docs/performance.md.`,
 	f.BoolVar(&o.asJSON, "json", false, "print one JSON object with a results array")
 	f.StringVar(&o.format, "format", "", "encode every chunk as this response_format (mp3, opus, aac, flac, wav, pcm) before it counts as arrived, as the server does (default: raw samples, no encoding)")
 	f.BoolVar(&o.noNormalize, "no-normalize", false, "skip the text normalization that requests run by default")
+	f.BoolVar(&o.cold, "cold", false, "measure every round as the first burst after an idle release: no warm-up round, the buffers of finished requests dropped before each round")
 	f.Uint64Var(&o.seed, "seed", 1, "base seed")
 	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
 	o.capacity.register(f)
@@ -227,7 +236,10 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	cfg := bench.Config{
 		Text: o.text, RefPCM: ref, Frames: o.frames, Streams: streams, Runs: o.runs,
 		Voices: voices, Modes: modes, Seed: o.seed, RealTime: o.realtime, Progress: log,
-		Format: o.format, NoNormalize: o.noNormalize,
+		Format: o.format, NoNormalize: o.noNormalize, Cold: o.cold,
+	}
+	if o.cold {
+		fmt.Fprintln(log, "bench: cold bursts: no warm-up round; kept buffers dropped and memory released before every round")
 	}
 	if o.capacity.on {
 		return runCapacity(cmd, o, fam, cfg)

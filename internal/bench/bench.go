@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -54,6 +53,12 @@ type Config struct {
 	Format string
 	// NoNormalize skips the family's text normalization.
 	NoNormalize bool
+	// Cold measures every round as the first burst after an idle release:
+	// no warm-up round, and before each round the family's kept buffers
+	// (KV caches, decoders, encode buffers) are dropped and the freed
+	// memory handed back to the system, as the engine does after
+	// --idle-release. Saved voices' prefixes stay cached, as in a server.
+	Cold bool
 }
 
 // Percentiles is a p50/p95 pair.
@@ -82,6 +87,8 @@ type Result struct {
 	StartLimit  int     `json:"start_limit,omitempty"`
 	Requests    int     `json:"requests"`
 	AudioPerReq float64 `json:"audio_s_per_request"`
+	// Cold: every round was a burst after an idle release (Config.Cold).
+	Cold bool `json:"cold,omitempty"`
 }
 
 // one request's measurements
@@ -129,10 +136,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	info := fam.Info()
 	// Drop the buffers earlier configurations left for reuse, so each
 	// configuration's memory is its own.
-	if r, ok := fam.(engine.IdleReleaser); ok {
-		r.ReleaseIdle()
-	}
-	runtime.GC()
+	releaseIdle(fam)
 	e := engine.New(fam, engine.Config{MaxStreams: streams, Queue: streams, RealTime: cfg.RealTime, PrefixCacheBytes: 1 << 30})
 	defer e.Close(context.Background())
 	var saved []*engine.Voice // request i speaks with saved[i mod len]
@@ -202,8 +206,10 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 			return Result{}, err
 		}
 	}
-	if err := warm(ctx, e, req, info, enc, streams, cfg.Frames); err != nil {
-		return Result{}, err
+	if !cfg.Cold {
+		if err := warm(ctx, e, req, info, enc, streams, cfg.Frames); err != nil {
+			return Result{}, err
+		}
 	}
 	// What the warm-up left for reuse stays, as in a serving process; the
 	// rest goes back to the system before the peak is measured.
@@ -213,6 +219,9 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	var totalFrames int
 	var totalWall time.Duration
 	for run := range cfg.Runs {
+		if cfg.Cold {
+			releaseIdle(fam)
+		}
 		var wg sync.WaitGroup
 		res := make([]sample, streams)
 		errs := make([]error, streams)
@@ -234,7 +243,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 		}
 		all = append(all, res...)
 	}
-	r := Result{Mode: mode, Streams: streams, Voice: voice, Requests: len(all), PeakRSSMB: peakRSSMB(), StreamLimit: e.StreamLimit(), StartLimit: cal.Limit}
+	r := Result{Mode: mode, Streams: streams, Voice: voice, Requests: len(all), PeakRSSMB: peakRSSMB(), StreamLimit: e.StreamLimit(), StartLimit: cal.Limit, Cold: cfg.Cold}
 	var ttfa, rtf, gaps []float64
 	for _, s := range all {
 		ttfa = append(ttfa, float64(s.ttfa.Microseconds())/1000)
@@ -249,6 +258,16 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	r.JitterMs = pct(gaps)
 	r.FramesPerS = float64(totalFrames) / totalWall.Seconds()
 	return r, nil
+}
+
+// releaseIdle drops the buffers fam keeps from finished requests and
+// hands the freed memory back to the system, as the engine's idle release
+// does.
+func releaseIdle(fam engine.Family) {
+	if r, ok := fam.(engine.IdleReleaser); ok {
+		r.ReleaseIdle()
+	}
+	debug.FreeOSMemory()
 }
 
 // warm runs streams concurrent requests of frames frames once, unmeasured,

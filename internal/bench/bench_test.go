@@ -98,6 +98,58 @@ func TestRunFormats(t *testing.T) {
 	}
 }
 
+// coldCounter counts the requests a family prepares and its idle releases.
+type coldCounter struct {
+	*mossnano.Family
+	prepared, released atomic.Int32
+}
+
+func (f *coldCounter) Prepare(ctx context.Context, v *engine.Voice, p engine.Prefix, text string, params engine.Params) (engine.Job, error) {
+	f.prepared.Add(1)
+	return f.Family.Prepare(ctx, v, p, text, params)
+}
+
+func (f *coldCounter) ReleaseIdle() {
+	f.released.Add(1)
+	f.Family.ReleaseIdle()
+}
+
+// TestRunCold: a cold configuration runs no warm-up round and releases the
+// family's kept buffers before every measured round (and once before the
+// configuration, as every configuration does); a warm one runs the warm-up
+// round of the same streams and releases only before the configuration.
+func TestRunCold(t *testing.T) {
+	f, ref := tinyFamily(t)
+	for _, c := range []struct {
+		cold               bool
+		prepared, released int32
+	}{
+		// One request warms the saved voice's prefix; 2 rounds × 2 streams.
+		{cold: true, prepared: 1 + 4, released: 1 + 2},
+		// And the warm-up round of 2 streams.
+		{cold: false, prepared: 1 + 2 + 4, released: 1},
+	} {
+		fam := &coldCounter{Family: f}
+		rs, err := Run(context.Background(), fam, Config{
+			Text: "Hello world.", RefPCM: ref.Interleaved(), Frames: 4, Streams: []int{2}, Runs: 2,
+			Voices: []string{"saved"}, Modes: []string{"streamed"}, Cold: c.cold,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rs) != 1 || rs[0].Cold != c.cold || rs[0].Requests != 4 || rs[0].FramesPerS <= 0 {
+			t.Fatalf("cold %v: results %+v", c.cold, rs)
+		}
+		if p, r := fam.prepared.Load(), fam.released.Load(); p != c.prepared || r != c.released {
+			t.Errorf("cold %v: %d requests prepared, %d idle releases; want %d, %d", c.cold, p, r, c.prepared, c.released)
+		}
+		j, _ := json.Marshal(rs[0])
+		if got := bytes.Contains(j, []byte(`"cold":true`)); got != c.cold {
+			t.Errorf("cold %v: JSON %s", c.cold, j)
+		}
+	}
+}
+
 func TestRunDistinct(t *testing.T) {
 	f, ref := tinyFamily(t)
 	for _, c := range []struct {
