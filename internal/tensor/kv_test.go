@@ -117,3 +117,21 @@ func TestPutPairs(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultInKVs: faulting fresh blocks in leaves them as they were (all
+// zero) for every storage, and blocks without some of the slices (no
+// scales, say) are fine.
+func TestFaultInKVs(t *testing.T) {
+	for _, s := range []KVStore{KVFloat32, KVBFloat16, KVInt8} {
+		kvs := MakeHeadMajorKVs(s, 3, 4, 1500, 64) // a few pages per slice
+		FaultInKVs(kvs)
+		FaultInKVs(nil)
+		for b := range kvs {
+			for o := 0; o < 4*1500*64; o++ {
+				if k, v := kvs[b].At(o, 64); k != 0 || v != 0 {
+					t.Fatalf("store %d block %d element %d: %v/%v after FaultInKVs", s, b, o, k, v)
+				}
+			}
+		}
+	}
+}

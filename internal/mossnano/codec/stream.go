@@ -127,6 +127,14 @@ func (m *Model) NewDecoder() *Decoder {
 		}
 		d.trs[i] = rs
 	}
+	// Fault the rings' pages in now, on the caller's goroutine (a
+	// request's preparation), rather than in the decode steps that first
+	// write them: streams started together would take every page fault of
+	// their rings (26 MiB each in f32) in the one step that renders their
+	// first frames.
+	for i := range d.trs {
+		tensor.FaultInKVs(d.trs[i].layers)
+	}
 	d.one[0] = d
 	return d
 }

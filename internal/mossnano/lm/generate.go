@@ -248,6 +248,10 @@ func (m *Model) getCache(n int, growAhead bool) *kvCache {
 		c.reset()
 	} else {
 		c = newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n, m.globalKV)
+		// Take the page faults now: a generation's cache is made while
+		// its request is prepared, off the frame steps that would
+		// otherwise fault its pages in position by position.
+		tensor.FaultInKVs(c.layers)
 	}
 	c.growAhead = growAhead
 	c.reserve(n)
