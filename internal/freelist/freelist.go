@@ -49,10 +49,19 @@ func (l *List[T]) Len() int {
 }
 
 // Drain drops every idle value and returns how many there were.
-func (l *List[T]) Drain() int {
+func (l *List[T]) Drain() int { return l.Keep(0) }
+
+// Keep drops all but the n most recently put idle values (the warmest in
+// cache, the next Get's) and returns how many it dropped.
+func (l *List[T]) Keep(n int) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := len(l.items)
-	l.items = nil
-	return n
+	drop := max(len(l.items)-max(n, 0), 0)
+	if drop == 0 {
+		return 0
+	}
+	kept := make([]T, len(l.items)-drop) // a new array: the dropped values are unreachable
+	copy(kept, l.items[drop:])
+	l.items = kept
+	return drop
 }

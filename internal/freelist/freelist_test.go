@@ -32,6 +32,31 @@ func TestList(t *testing.T) {
 	}
 }
 
+// TestKeep: Keep leaves the n most recently put values, in their order,
+// and reports how many it dropped.
+func TestKeep(t *testing.T) {
+	for _, c := range []struct{ held, keep, dropped int }{
+		{0, 1, 0}, {1, 1, 0}, {3, 1, 2}, {3, 0, 3}, {3, 5, 0}, {4, 2, 2}, {2, -1, 2},
+	} {
+		var l List[int]
+		for i := range c.held {
+			l.Put(i)
+		}
+		if got := l.Keep(c.keep); got != c.dropped {
+			t.Errorf("%d held, Keep(%d) dropped %d, want %d", c.held, c.keep, got, c.dropped)
+		}
+		left := c.held - c.dropped
+		if l.Len() != left {
+			t.Fatalf("%d held, Keep(%d): %d left, want %d", c.held, c.keep, l.Len(), left)
+		}
+		for i := c.held - 1; i >= c.held-left; i-- { // the latest put first
+			if v, ok := l.Get(); !ok || v != i {
+				t.Fatalf("%d held, Keep(%d): Get = %d, %v; want %d", c.held, c.keep, v, ok, i)
+			}
+		}
+	}
+}
+
 func TestListConcurrent(t *testing.T) {
 	var l List[int]
 	var wg sync.WaitGroup

@@ -11,7 +11,9 @@ import (
 // TestKeptBuffers: a finished request leaves its decoder and KV cache, and
 // a finished encode its buffers, for the next one (also through garbage
 // collections, unlike a sync.Pool), the next request takes them, and
-// ReleaseIdle drops them.
+// ReleaseIdle drops them all but one request's: a decoder, two KV caches
+// (the generation's and an inline clip's prefix), one prefix scratch and
+// one set of encode buffers.
 func TestKeptBuffers(t *testing.T) {
 	f, err := Load("../../testdata/tiny-a/lm", "../../testdata/tiny-a/codec", Options{KeepBF16: true})
 	if err != nil {
@@ -21,17 +23,21 @@ func TestKeptBuffers(t *testing.T) {
 	for i := range ref {
 		ref[i] = make([]int, f.LM.Config.NVQ)
 	}
-	run := func() {
+	prepare := func() engine.Job {
 		p := f.DefaultParams()
 		p.MaxFrames, p.IgnoreEOS = 3, true
 		j, err := f.Prepare(context.Background(), &engine.Voice{Codes: ref}, nil, "Kept buffers.", p)
 		if err != nil {
 			t.Fatal(err)
 		}
+		return j
+	}
+	runJob := func(j engine.Job) {
 		if err := engine.Run(context.Background(), f, j, func(engine.Output) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 	}
+	run := func() { runJob(prepare()) }
 	run()
 	if _, err := f.EncodeReference(context.Background(), make([]float32, 3*f.Codec.SamplesPerFrame()*f.Codec.Channels())); err != nil {
 		t.Fatal(err)
@@ -49,9 +55,20 @@ func TestKeptBuffers(t *testing.T) {
 	if d, c2 := f.decoders.Len(), f.LM.IdleBuffers(); d != 1 || c2 != c {
 		t.Fatalf("after a second request: %d decoders, %d LM buffers kept; want 1 and %d", d, c2, c)
 	}
-	f.ReleaseIdle()
-	if d, c, e := f.decoders.Len(), f.LM.IdleBuffers(), f.Codec.IdleBuffers(); d != 0 || c != 0 || e != 0 {
-		t.Fatalf("after ReleaseIdle: %d decoders, %d LM buffers, %d encode buffers kept", d, c, e)
+	// Three requests at once leave three of everything.
+	jobs := []engine.Job{prepare(), prepare(), prepare()}
+	for _, j := range jobs {
+		runJob(j)
 	}
-	run() // works from scratch again
+	if d, c := f.decoders.Len(), f.LM.IdleBuffers(); d != 3 || c < 4 {
+		t.Fatalf("after three requests at once: %d decoders, %d LM buffers kept; want 3 and at least 4 (three generation caches and a prefix cache)", d, c)
+	}
+	f.ReleaseIdle()
+	if d, c, e := f.decoders.Len(), f.LM.IdleBuffers(), f.Codec.IdleBuffers(); d != 1 || c > 3 || c < 2 || e != 1 {
+		t.Fatalf("after ReleaseIdle: %d decoders, %d LM buffers, %d encode buffers kept; want 1, 2 or 3, 1", d, c, e)
+	}
+	run() // works with what was kept
+	if d := f.decoders.Len(); d != 1 {
+		t.Fatalf("after a request on the kept buffers: %d decoders, want 1", d)
+	}
 }

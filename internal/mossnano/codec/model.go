@@ -140,10 +140,10 @@ type layer struct {
 // ReleaseIdle drops the encode buffers kept from finished encodes (and the
 // MLP blocks' activations), so that the garbage collector can return their
 // memory; the next encode allocates new ones. For a server that has been
-// idle a while.
+// idle a while. It keeps one set of each: the next single request's.
 func (m *Model) ReleaseIdle() {
-	m.encBufs.Drain()
-	ffBufs.Drain()
+	m.encBufs.Keep(1)
+	ffBufs.Keep(1)
 }
 
 // IdleBuffers returns how many encode buffer sets are kept for reuse.

@@ -258,10 +258,17 @@ func load(dir string, opts Options) (*Model, error) {
 // ReleaseIdle drops the KV caches and scratch kept from finished
 // generations, so that the garbage collector can return their memory; the
 // next requests allocate new ones. For a server that has been idle a while.
+// It keeps what one request uses (idleKeepCaches, one NewPrefix scratch):
+// a server that speaks now and then would otherwise fault in a stream's
+// memory for every request.
 func (m *Model) ReleaseIdle() {
-	m.cachePool.Drain()
-	m.wsPool.Drain()
+	m.cachePool.Keep(idleKeepCaches)
+	m.wsPool.Keep(1)
 }
+
+// idleKeepCaches is the KV caches ReleaseIdle keeps: a request's
+// generation cache and, for an inline clip, its own prefix's.
+const idleKeepCaches = 2
 
 // IdleBuffers returns how many KV caches and scratch sets are kept for
 // reuse.
