@@ -137,7 +137,8 @@ func penalize(logits []float32, seen []bool, penalty float32) {
 // errNonFinite is pick's error for a NaN or infinite logit.
 var errNonFinite = errors.New("non-finite logits during generation")
 
-// pick returns the chosen index of logits (modified in place).
+// pick returns the chosen index of logits (scaled by the temperature in
+// place; top-p marks the tokens it drops with −Inf).
 func (s *sampler) pick(logits []float32, greedy bool, temperature float64, topK int, topP float64) (int, error) {
 	if greedy {
 		best := 0
@@ -152,48 +153,47 @@ func (s *sampler) pick(logits []float32, greedy bool, temperature float64, topK 
 		return best, nil
 	}
 	n := len(logits)
-	// Scores in float32 like upstream, then probabilities in float64.
+	// Scores in float32 like upstream, then probabilities in float64. One
+	// pass scales the scores and keeps the top-k threshold: the k-th
+	// largest score (ties at the threshold kept, as upstream's
+	// masked_fill(scores < threshold)), from a sorted buffer of the k best
+	// values: O(n) comparisons for small k, no sort of all n.
 	inv := float32(1 / temperature)
+	negInf := float32(math.Inf(-1))
+	useK := topK > 0 && topK < n
+	top := s.top[:0]
 	for i, v := range logits {
 		if v-v != 0 {
 			return 0, errNonFinite
 		}
-		logits[i] = v * inv
-	}
-	negInf := float32(math.Inf(-1))
-	th := negInf
-	if topK > 0 && topK < n {
-		// Threshold = the k-th largest score (ties at the threshold kept, as
-		// upstream's masked_fill(scores < threshold)). A sorted buffer of the
-		// k best values: O(n) comparisons for small k, no sort of all n.
-		top := s.top[:0]
-		for _, v := range logits {
-			if len(top) == topK && v <= top[topK-1] {
-				continue
-			}
-			i := len(top)
-			if i < topK {
-				top = append(top, v)
-			} else {
-				i = topK - 1
-			}
-			for i > 0 && top[i-1] < v {
-				top[i] = top[i-1]
-				i--
-			}
-			top[i] = v
+		v *= inv
+		logits[i] = v
+		if !useK || len(top) == topK && v <= top[topK-1] {
+			continue
 		}
-		s.top = top
+		j := len(top)
+		if j < topK {
+			top = append(top, v)
+		} else {
+			j = topK - 1
+		}
+		for j > 0 && top[j-1] < v {
+			top[j] = top[j-1]
+			j--
+		}
+		top[j] = v
+	}
+	s.top = top
+	th := negInf
+	if useK {
 		th = top[topK-1]
 	}
-	// The candidates, in index order: the tokens not masked (to −Inf) by
-	// top-k (or by a temperature that overflowed the score). Everything
-	// below works on them only; a masked token has probability 0.
+	// The candidates, in index order: the tokens top-k keeps that a
+	// temperature did not overflow to −Inf. Everything below works on them
+	// only (the other scores are left as they are: their probability is 0).
 	cand := s.cand[:0]
 	for i, v := range logits {
-		if v < th {
-			logits[i] = negInf
-		} else if v != negInf {
+		if v >= th && v != negInf {
 			cand = append(cand, i)
 		}
 	}
