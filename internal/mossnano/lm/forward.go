@@ -28,7 +28,7 @@ type kvCache struct {
 	hd     int // head size
 
 	// growAhead makes reserve prepare the next, doubled block in the
-	// background once three quarters of cap are in use (a generation's
+	// background once seven eighths of cap are in use (a generation's
 	// cache; prefix caches are filled once and never grow). ahead delivers
 	// that block, aheadCap its capacity; nil when none is on its way.
 	growAhead bool
@@ -71,11 +71,14 @@ func (c *kvCache) reset() { c.n, c.ahead = 0, nil }
 // caches are reused across requests, see Model.cachePool).
 //
 // With growAhead, the doubled block is allocated and its pages faulted in
-// on a goroutine of its own while the last quarter of the current one
-// fills, so that the step that outgrows it only copies the rows. Streams
-// started together outgrow their caches in the same step: allocated there,
-// each int8 cache cost 3–20 ms (4.7 MB at 192 positions; float32 four
-// times the bytes) and 32 such streams stalled that step by 250 ms.
+// on a goroutine of its own while the last eighth of the current one
+// fills (12 frames, about a second, at the usual 96 positions; the block
+// takes tens of ms), so that the step that outgrows it only copies the
+// rows. Streams started together outgrow their caches in the same step:
+// allocated there, each int8 cache cost 3–25 ms (4.7 MB at 192 positions;
+// float32 four times the bytes) and 32 such streams stalled that step by
+// 266–304 ms. The eighth bounds the waste of a request that ends just
+// short of growing: its block is dropped (reset).
 func (c *kvCache) reserve(n int) {
 	if n > c.cap {
 		if c.ahead != nil && c.aheadCap >= n {
@@ -85,7 +88,7 @@ func (c *kvCache) reserve(n int) {
 		}
 		c.ahead = nil
 	}
-	if c.growAhead && c.ahead == nil && n > c.cap-c.cap/4 {
+	if c.growAhead && c.ahead == nil && n > c.cap-c.cap/8 {
 		c.prepare(2 * c.cap)
 	}
 }

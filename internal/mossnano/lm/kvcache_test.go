@@ -23,7 +23,7 @@ func TestKVCacheLayout(t *testing.T) {
 }
 
 // testKVCacheLayout with growAhead also checks that the doubled block is
-// on its way once three quarters of the capacity are in use, that growth
+// on its way once seven eighths of the capacity are in use, that growth
 // adopts it, and that reset drops it.
 func testKVCacheLayout(t *testing.T, store tensor.KVStore, growAhead bool) {
 	const layers, heads, hd = 2, 3, 4
@@ -52,13 +52,13 @@ func testKVCacheLayout(t *testing.T, store tensor.KVStore, growAhead bool) {
 			cap0, ahead := c.cap, c.ahead
 			c.reserve(p + 1)
 			switch {
-			case p+1 > cap0 && growAhead && cap0 >= 4:
-				// From four positions on, the block was prepared at the
+			case p+1 > cap0 && growAhead && cap0 >= 8:
+				// From eight positions on, the block was prepared at the
 				// latest one position before it was needed.
 				if ahead == nil || c.cap != 2*cap0 {
 					t.Fatalf("growth to %d positions from %d: block ahead %v, capacity %d", p+1, cap0, ahead != nil, c.cap)
 				}
-			case growAhead && p+1 > c.cap-c.cap/4:
+			case growAhead && p+1 > c.cap-c.cap/8:
 				if c.ahead == nil || c.aheadCap != 2*c.cap {
 					t.Fatalf("%d of %d positions: no block of %d on its way", p+1, c.cap, 2*c.cap)
 				}
