@@ -136,7 +136,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	info := fam.Info()
 	// Drop the buffers earlier configurations left for reuse, so each
 	// configuration's memory is its own.
-	releaseIdle(fam)
+	engine.ReleaseIdle(fam)
 	e := engine.New(fam, engine.Config{MaxStreams: streams, Queue: streams, RealTime: cfg.RealTime, PrefixCacheBytes: 1 << 30})
 	defer e.Close(context.Background())
 	var saved []*engine.Voice // request i speaks with saved[i mod len]
@@ -220,7 +220,7 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	var totalWall time.Duration
 	for run := range cfg.Runs {
 		if cfg.Cold {
-			releaseIdle(fam)
+			engine.ReleaseIdle(fam)
 		}
 		var wg sync.WaitGroup
 		res := make([]sample, streams)

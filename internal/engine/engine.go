@@ -123,15 +123,20 @@ func New(fam Family, cfg Config) *Engine {
 // tests can see the idle release call it.
 var freeOSMemory = debug.FreeOSMemory
 
-// releaseIdle drops the family's kept buffers and hands the freed memory
-// back to the system at once: left to itself the Go runtime's scavenger
-// returns it over minutes (about 8 after a burst, measured), so RSS stayed
-// 100–230 MiB above its starting level long after the load was gone. What
-// stays resident: the weights, the prefix cache's entries, the inline voice
-// cache (encoded codes, small), the scheduler's batch buffers and the Go
-// runtime's own.
-func (e *Engine) releaseIdle(rel IdleReleaser) {
-	rel.ReleaseIdle()
+// ReleaseIdle drops the buffers fam keeps from finished requests, if it
+// keeps any (IdleReleaser), and hands the freed memory back to the system
+// at once: left to itself the Go runtime's scavenger returns it over
+// minutes (about 8 after a burst, measured), so RSS stayed 100–230 MiB
+// above its starting level long after the load was gone. What stays
+// resident: the weights, what the family keeps for the next request, the
+// prefix cache's entries, the inline voice cache (encoded codes, small),
+// the scheduler's batch buffers and the Go runtime's own. The engine calls
+// it after Config.IdleRelease without a stream; bench calls it to measure
+// bursts after such a release.
+func ReleaseIdle(fam Family) {
+	if rel, ok := fam.(IdleReleaser); ok {
+		rel.ReleaseIdle()
+	}
 	freeOSMemory()
 }
 

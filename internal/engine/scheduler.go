@@ -54,8 +54,7 @@ type scheduler struct {
 	// coalesced is how long the current new streams were held back for
 	// others about to join them (coalesce).
 	coalesced  time.Duration
-	rel        IdleReleaser
-	canRelease bool
+	canRelease bool // the family keeps buffers (IdleReleaser)
 	released   bool // the family's idle memory is released
 }
 
@@ -63,7 +62,7 @@ func newScheduler(e *Engine) *scheduler {
 	sc := &scheduler{e: e, st: e.fam.NewStepper(), released: true, // nothing kept yet
 		frame: time.Duration(e.fam.Info().FrameDuration() * float64(time.Second))}
 	sc.pl, sc.pipelined = sc.st.(Pipeline)
-	sc.rel, sc.canRelease = e.fam.(IdleReleaser)
+	_, sc.canRelease = e.fam.(IdleReleaser)
 	return sc
 }
 
@@ -110,7 +109,7 @@ func (sc *scheduler) sleep(empty bool) {
 	case <-e.wake:
 		t.Stop()
 	case <-t.C:
-		e.releaseIdle(sc.rel)
+		ReleaseIdle(e.fam)
 		sc.released = true
 	}
 }
