@@ -46,8 +46,8 @@ func BenchmarkNewClipFirstStep(b *testing.B) {
 		cpu[k] += cpuTime() - c0
 		n[k]++
 		// Back to the pools, as a finished request's caches go.
-		m.cachePool.Put(g.cache)
-		m.cachePool.Put(g.pre)
+		m.putCache(g.cache)
+		m.putCache(g.pre)
 	}
 	ms := func(d time.Duration, n int) float64 {
 		return float64(d) / float64(time.Millisecond) / float64(max(n, 1))

@@ -244,9 +244,7 @@ func (m *Model) NewGenerationContext(ctx context.Context, ref [][]int, prefix *P
 // once.
 func (m *Model) getCache(n int, growAhead bool) *kvCache {
 	c, ok := m.cachePool.Get()
-	if ok {
-		c.reset()
-	} else {
+	if !ok {
 		c = newKVCache(m.Config.GPT2.NLayer, m.Config.GPT2.NHead, m.Config.HeadDim(), n, m.globalKV)
 		// Take the page faults now: a generation's cache is made while
 		// its request is prepared, off the frame steps that would
@@ -256,6 +254,14 @@ func (m *Model) getCache(n int, growAhead bool) *kvCache {
 	c.growAhead = growAhead
 	c.reserve(n)
 	return c
+}
+
+// putCache empties a finished generation's cache and keeps it for the
+// next (its memory is faulted in): emptied first, so that a cache waiting
+// in the pool holds no block on its way (kvCache.reset).
+func (m *Model) putCache(c *kvCache) {
+	c.reset()
+	m.cachePool.Put(c)
 }
 
 // Next advances the generation by one step on its own. It returns
@@ -564,11 +570,10 @@ func (g *Generation) endChunk() Event {
 	if g.chunk == len(g.chunks)-1 {
 		ev.Last = true
 		g.state = stateDone
-		g.cache.reset()
-		g.m.cachePool.Put(g.cache) // its memory is faulted in: reuse it
+		g.m.putCache(g.cache)
 		g.cache = nil
 		if g.ownPre {
-			g.m.cachePool.Put(g.pre)
+			g.m.putCache(g.pre)
 		}
 		g.pre = nil
 	} else {
