@@ -15,13 +15,20 @@ import (
 // batching and the voice prefix cache rely on it.
 
 // Below parMinWork multiply-adds a Linear runs on the calling goroutine only:
-// waking a helper costs a few microseconds. Tests lower it to force the
-// parallel path.
-var parMinWork = 1 << 20
+// waking a helper costs a few microseconds. A decode step's one-row
+// products are bound by reading their weights, which two threads do
+// faster than one: at 2¹⁹ (a 2 MiB float32 matrix, about 50 µs on one
+// core) the 768×768 projections and the 1024×768 audio heads of a
+// one-stream step use both cores (at 2²⁰ they did not: the language
+// model's f32 step took 7–10 % longer, frames alternated,
+// docs/performance.md). Tests lower it to force the parallel path.
+var parMinWork = 1 << 19
 
 // genericParScale is how many times slower per multiply-add the portable
-// Linear is than the SIMD kernels, for its parallel threshold.
-const genericParScale = 4
+// Linear is than the SIMD kernels, for its parallel threshold (with
+// parMinWork, a quarter of 2²⁰ multiply-adds, as tuned for the portable
+// path).
+const genericParScale = 2
 
 // genericMinChunk is the least work (multiply-adds) of one chunk of a
 // parallel portable Linear: about 15 µs, well above the cost of taking it.
@@ -156,9 +163,9 @@ func linearGeneric(y, x []float32, m int, w *Mat, bias []float32, serial bool) {
 	n := w.Rows
 	threads := Threads()
 	// The portable loops do about a quarter of the SIMD kernels' work per
-	// second, so waking a helper pays off at a quarter of their threshold:
+	// second, so waking a helper pays off at less work (2¹⁸ multiply-adds):
 	// the 768×768 projections and the audio heads of a decode step (M=1)
-	// then use both cores too.
+	// use both cores.
 	if serial || threads == 1 || n < 2 || genericParScale*m*n*w.Cols < parMinWork {
 		j.cols(0, n)
 		return
