@@ -108,7 +108,7 @@ report can be compared with the per-CPU plan in docs/performance.md.`,
 	f.BoolVar(&o.noNormalize, "no-normalize", false, "skip the text normalization that requests run by default")
 	f.BoolVar(&o.cold, "cold", false, "measure every round as the first burst after an idle release: no warm-up round, the buffers of finished requests dropped before each round")
 	f.Uint64Var(&o.seed, "seed", 1, "base seed")
-	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the measured runs to this file (go tool pprof)")
+	f.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile to this file (go tool pprof), from the first measured round on (after its warm-up round)")
 	o.capacity.register(f)
 	return cmd
 }
@@ -221,14 +221,25 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 		info.ModelType, o.frames, float64(o.frames)*info.FrameDuration(), o.runs, runtime.GOMAXPROCS(0), info.Matmul, tensor.Kernels(), bench.RSSMB())
 	host := bench.HostInfo(tensor.Kernels())
 	fmt.Fprintf(log, "bench: host %s\n", host)
+	// The CPU profile starts with the first measured round, after its
+	// configuration's warm-up (which pays one-time costs: page faults,
+	// prefixes), and runs to the end.
+	var measuring func()
 	if o.cpuProfile != "" {
 		pf, err := os.Create(o.cpuProfile)
 		if err != nil {
 			return err
 		}
 		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
+		started := false
+		measuring = func() {
+			if started {
+				return
+			}
+			started = true
+			if err := pprof.StartCPUProfile(pf); err != nil {
+				fmt.Fprintf(log, "bench: --cpuprofile: %v\n", err)
+			}
 		}
 		defer pprof.StopCPUProfile()
 	}
@@ -236,7 +247,7 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 	cfg := bench.Config{
 		Text: o.text, RefPCM: ref, Frames: o.frames, Streams: streams, Runs: o.runs,
 		Voices: voices, Modes: modes, Seed: o.seed, RealTime: o.realtime, Progress: log,
-		Format: o.format, NoNormalize: o.noNormalize, Cold: o.cold,
+		Format: o.format, NoNormalize: o.noNormalize, Cold: o.cold, Measuring: measuring,
 	}
 	if o.cold {
 		fmt.Fprintln(log, "bench: cold bursts: no warm-up round; kept buffers dropped and memory released before every round")

@@ -59,6 +59,10 @@ type Config struct {
 	// memory handed back to the system, as the engine does after
 	// --idle-release. Saved voices' prefixes stay cached, as in a server.
 	Cold bool
+	// Measuring, if set, is called before the first measured round of
+	// each configuration: after its warm-up round and the saved voices'
+	// prefixes (bench --cpuprofile starts its profile there).
+	Measuring func()
 }
 
 // Percentiles is a p50/p95 pair.
@@ -215,6 +219,9 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	// rest goes back to the system before the peak is measured.
 	debug.FreeOSMemory()
 	resetPeakRSS()
+	if cfg.Measuring != nil {
+		cfg.Measuring()
+	}
 	var all []sample
 	var totalFrames int
 	var totalWall time.Duration

@@ -118,24 +118,30 @@ func (f *coldCounter) ReleaseIdle() {
 // family's kept buffers before every measured round (and once before the
 // configuration, as every configuration does); a warm one runs the warm-up
 // round of the same streams and releases only before the configuration.
+// Config.Measuring is called once, after the unmeasured requests.
 func TestRunCold(t *testing.T) {
 	f, ref := tinyFamily(t)
 	for _, c := range []struct {
-		cold               bool
-		prepared, released int32
+		cold                           bool
+		prepared, released, unmeasured int32
 	}{
 		// One request warms the saved voice's prefix; 2 rounds × 2 streams.
-		{cold: true, prepared: 1 + 4, released: 1 + 2},
+		{cold: true, prepared: 1 + 4, released: 1 + 2, unmeasured: 1},
 		// And the warm-up round of 2 streams.
-		{cold: false, prepared: 1 + 2 + 4, released: 1},
+		{cold: false, prepared: 1 + 2 + 4, released: 1, unmeasured: 1 + 2},
 	} {
 		fam := &coldCounter{Family: f}
+		var calls, before int32
 		rs, err := Run(context.Background(), fam, Config{
 			Text: "Hello world.", RefPCM: ref.Interleaved(), Frames: 4, Streams: []int{2}, Runs: 2,
 			Voices: []string{"saved"}, Modes: []string{"streamed"}, Cold: c.cold,
+			Measuring: func() { calls++; before = fam.prepared.Load() },
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if calls != 1 || before != c.unmeasured {
+			t.Errorf("cold %v: Measuring called %d times, after %d requests; want once, after %d", c.cold, calls, before, c.unmeasured)
 		}
 		if len(rs) != 1 || rs[0].Cold != c.cold || rs[0].Requests != 4 || rs[0].FramesPerS <= 0 {
 			t.Fatalf("cold %v: results %+v", c.cold, rs)

@@ -123,5 +123,29 @@ func testKVCacheLayout(t *testing.T, store tensor.KVStore, growAhead bool) {
 		check("reset", c, 0)
 		fill(c, 0, 7)
 		check("refilled", c, 7)
+		if !growAhead {
+			continue
+		}
+		// A request that ends in the last eighth: reset adopts the
+		// prepared block once it has arrived (empty, doubled), and drops
+		// one still on its way.
+		cap0 := c.cap
+		fill(c, 7, cap0-cap0/8+1)
+		kvs := <-c.ahead // wait for it, and hand it back
+		ch := make(chan []tensor.KV, 1)
+		ch <- kvs
+		c.ahead = ch
+		c.reset()
+		if c.ahead != nil || c.cap != 2*cap0 {
+			t.Fatalf("reset after an arrived block: capacity %d, want %d; block kept on its way %v", c.cap, 2*cap0, c.ahead != nil)
+		}
+		check("reset with the block adopted", c, 0)
+		fill(c, 0, 9)
+		check("refilled after adoption", c, 9)
+		c.ahead, c.aheadCap = make(chan []tensor.KV), 4*cap0 // never arrives
+		c.reset()
+		if c.ahead != nil || c.cap != 2*cap0 {
+			t.Fatalf("reset with a block still on its way: capacity %d, want %d", c.cap, 2*cap0)
+		}
 	}
 }
