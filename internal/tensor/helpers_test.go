@@ -44,9 +44,9 @@ func useImpl(t testing.TB, i impl) {
 // alwaysParallel sends every Linear with two panels or more through the
 // pool for the rest of the test (int8 ones with few rows too).
 func alwaysParallel(t testing.TB) {
-	old, oldRows := parMinWork, int8ParMinRows
-	parMinWork, int8ParMinRows = 0, 0
-	t.Cleanup(func() { parMinWork, int8ParMinRows = old, oldRows })
+	old := parMinWork
+	parMinWork = 0
+	t.Cleanup(func() { parMinWork = old })
 }
 
 // linearChecked runs Linear into a fresh output with a guard past its end,

@@ -20,8 +20,12 @@ import (
 // faster than one: at 2¹⁹ (a 2 MiB float32 matrix, about 50 µs on one
 // core) the 768×768 projections and the 1024×768 audio heads of a
 // one-stream step use both cores (at 2²⁰ they did not: the language
-// model's f32 step took 7–10 % longer, frames alternated,
-// docs/performance.md). Tests lower it to force the parallel path.
+// model's f32 step took 7–14 % longer, frames alternated,
+// docs/performance.md). The int8 products follow the same rule: kept on
+// one thread below 16 rows before, a one-stream int8 frame (language
+// model and codec decode, pipelined) took 1–13 % longer, and 4 to 12
+// streams' steps as long or up to 7 % longer. Tests lower it to force
+// the parallel path.
 var parMinWork = 1 << 19
 
 // genericParScale is how many times slower per multiply-add the portable
@@ -33,15 +37,6 @@ const genericParScale = 2
 // genericMinChunk is the least work (multiply-adds) of one chunk of a
 // parallel portable Linear: about 15 µs, well above the cost of taking it.
 const genericMinChunk = 1 << 16
-
-// int8ParMinRows is the number of input rows from which an int8 Linear is
-// spread over the pool. Below it the product streams its weights (a
-// batched decode step: M = the streams) at the rate one core reads them,
-// and a second thread added nothing on the machines measured
-// (BenchmarkGlobalStep/int8, BenchmarkLinear/*/int8/M=8: equal or slower
-// with two threads), while it took the core the concurrent codec decode
-// could use.
-var int8ParMinRows = 16
 
 // Linear computes y[m, w.Rows] = x[m, w.Cols] · wᵀ + bias (bias may be nil).
 // y must not overlap x. Pack w first: unpacked weights take the portable path.

@@ -61,8 +61,7 @@ type linearJob[T float32 | uint16 | int8] struct {
 	np    int // panels
 	chunk int // panels per parallel chunk
 
-	parMinRows int  // fewer rows run on the calling goroutine only
-	serial     bool // run on the calling goroutine only (LinearSerial)
+	serial bool // run on the calling goroutine only (LinearSerial)
 }
 
 // plain sets the layout of the float32-activation kernels.
@@ -75,7 +74,7 @@ func (j *linearJob[T]) run1() {
 	np := (j.n + panelCols - 1) / panelCols
 	j.np = np
 	threads := Threads()
-	if j.serial || threads == 1 || np < 2 || j.m*j.n*j.kIter*j.colStep < parMinWork || j.m < j.parMinRows {
+	if j.serial || threads == 1 || np < 2 || j.m*j.n*j.kIter*j.colStep < parMinWork {
 		j.panels(0, np)
 		return
 	}
@@ -186,7 +185,7 @@ func linearInt8SIMD(y []float32, xq []uint32, m int, w *Mat, bias []float32, ser
 	kq := i8K(w.Cols)
 	rows := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xq))), len(xq))
 	j := linearJob[int8]{set: set, y: y, x: rows, m: m, wd: w.pq, n: w.Rows,
-		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias, parMinRows: int8ParMinRows, serial: serial}
+		lda: kq + 1, kIter: kq, panelLen: i8PanelLen(w.Cols), colStep: quantStep, bias: bias, serial: serial}
 	j.run1()
 	return true
 }
