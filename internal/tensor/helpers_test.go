@@ -42,7 +42,7 @@ func useImpl(t testing.TB, i impl) {
 }
 
 // alwaysParallel sends every Linear with two panels or more through the
-// pool for the rest of the test (int8 ones with few rows too).
+// pool for the rest of the test.
 func alwaysParallel(t testing.TB) {
 	old := parMinWork
 	parMinWork = 0

@@ -19,19 +19,20 @@ import (
 // products are bound by reading their weights, which two threads do
 // faster than one: at 2¹⁹ (a 2 MiB float32 matrix, about 50 µs on one
 // core) the 768×768 projections and the 1024×768 audio heads of a
-// one-stream step use both cores (at 2²⁰ they did not: the language
-// model's f32 step took 7–14 % longer, frames alternated,
-// docs/performance.md). The int8 products follow the same rule: kept on
-// one thread below 16 rows before, a one-stream int8 frame (language
-// model and codec decode, pipelined) took 1–13 % longer, and 4 to 12
-// streams' steps as long or up to 7 % longer. Tests lower it to force
+// one-stream step use both cores. Against 2²⁰, with steps alternated in
+// one process (2026-12-02, docs/performance.md "Per-frame budget"), the
+// language model's one-stream f32 step is 7–14 % faster. int8 products
+// follow the same rule whatever their rows: against keeping those of
+// fewer than 16 rows on one thread, a one-stream int8 frame (language
+// model and codec decode, pipelined) is 1–13 % faster and 4 to 12
+// streams' steps as fast or up to 9 % faster. Tests lower it to force
 // the parallel path.
 var parMinWork = 1 << 19
 
-// genericParScale is how many times slower per multiply-add the portable
-// Linear is than the SIMD kernels, for its parallel threshold (with
-// parMinWork, a quarter of 2²⁰ multiply-adds, as tuned for the portable
-// path).
+// genericParScale scales a portable Linear's multiply-adds for the
+// parallel threshold: the portable loops do about a quarter of the SIMD
+// kernels' work per second, and go parallel from parMinWork /
+// genericParScale = 2¹⁸ multiply-adds, as tuned for them.
 const genericParScale = 2
 
 // genericMinChunk is the least work (multiply-adds) of one chunk of a

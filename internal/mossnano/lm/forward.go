@@ -65,8 +65,9 @@ func (c *kvCache) adopt(layers []tensor.KV, capacity int) {
 // that has arrived becomes the cache's: a request that ended in the last
 // eighth of the capacity leaves the doubled cache it would have grown
 // into, so the next request of that length finds room instead of
-// allocating and faulting in a block again (at 60-frame requests, 5 % of
-// bench's CPU went to that). A block still on its way is dropped.
+// allocating and faulting in a block again (without it, at 60-frame
+// requests 5 % of bench's CPU goes to that). A block still on its way is
+// dropped.
 func (c *kvCache) reset() {
 	c.n = 0
 	if c.ahead != nil {
