@@ -224,6 +224,11 @@ func lnapplyAVX512(y *float32, x *float32, n int, mean float64, inv float64, gam
 //go:noescape
 func expsumAVX512(x *float32, n int, shift float32) float64
 
+// exp64vAVX512 replaces the one vector x[0:lanes] by float32(exp(float64(x[i]−shift))) and stores each exponential in e[i] as float64.
+//
+//go:noescape
+func exp64vAVX512(x *float32, e *float64, shift float32)
+
 // gelutanhAVX512 applies GELU (tanh form, as x/(1+exp(−2u))) in float64 to x[i], i < n, n a multiple of the vector width.
 //
 //go:noescape
@@ -1023,6 +1028,11 @@ func lnapplyAVX2(y *float32, x *float32, n int, mean float64, inv float64, gamma
 //
 //go:noescape
 func expsumAVX2(x *float32, n int, shift float32) float64
+
+// exp64vAVX2 replaces the one vector x[0:lanes] by float32(exp(float64(x[i]−shift))) and stores each exponential in e[i] as float64.
+//
+//go:noescape
+func exp64vAVX2(x *float32, e *float64, shift float32)
 
 // gelutanhAVX2 applies GELU (tanh form, as x/(1+exp(−2u))) in float64 to x[i], i < n, n a multiple of the vector width.
 //

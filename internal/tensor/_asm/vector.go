@@ -602,6 +602,31 @@ func genVector(is isa) {
 		RET()
 	}
 
+	// exp64v: expsum's exponentials of one vector, each also stored as
+	// float64, for a caller that sums them in its own order (Softmax's
+	// tail: its sum continues expsum's in order of the elements).
+	{
+		name := "exp64v" + is.name
+		TEXT(name, NOSPLIT, "func(x *float32, e *float64, shift float32)")
+		Pragma("noescape")
+		Doc(name + " replaces the one vector x[0:lanes] by float32(exp(float64(x[i]−shift))) and stores each exponential in e[i] as float64.")
+		x, ep := Load(Param("x"), GP64()), Load(Param("e"), GP64())
+		sh := is.vec()
+		VBROADCASTSS(NewParamAddr("shift", 16), sh)
+		d := is.vec()
+		VMOVUPS(mem(x, 0), d)
+		VSUBPS(sh, d, d)
+		ts := []VecVirtual{is.widenHalf(d, 0), is.widenHalf(d, 1)}
+		is.clampN(c, ts)
+		es := is.expN(c, ts)
+		for i, e := range es {
+			VMOVUPD(e, mem(ep, i*vb))
+			is.cvtStore(e, mem(x, i*vb/2))
+		}
+		VZEROUPPER()
+		RET()
+	}
+
 	// gelutanh: x = x/(1+exp(−2c(x+c3·x³))) in float64.
 	{
 		name := "gelutanh" + is.name
