@@ -51,14 +51,7 @@ func TestSoftmaxTail(t *testing.T) {
 func softmaxScalarTail(x []float32) {
 	mx := maxF32(x)
 	nv, _ := split(len(x))
-	var s float64
-	if nv > 0 {
-		if active == implAVX512 {
-			s = expsumAVX512(&x[0], nv, mx)
-		} else {
-			s = expsumAVX2(&x[0], nv, mx)
-		}
-	}
+	s, _ := expSumSIMD(x[:nv], mx) // whole vectors only: expsum
 	for i := nv; i < len(x); i++ {
 		e := exp64(float64(x[i] - mx))
 		x[i] = float32(e)
