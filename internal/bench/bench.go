@@ -267,16 +267,6 @@ func runConfig(ctx context.Context, fam engine.Family, cfg Config, mode, voice s
 	return r, nil
 }
 
-// releaseIdle drops the buffers fam keeps from finished requests and
-// hands the freed memory back to the system, as the engine's idle release
-// does.
-func releaseIdle(fam engine.Family) {
-	if r, ok := fam.(engine.IdleReleaser); ok {
-		r.ReleaseIdle()
-	}
-	debug.FreeOSMemory()
-}
-
 // warm runs streams concurrent requests of frames frames once, unmeasured,
 // so that every stream's state (codec decoder windows, KV caches) has been
 // used before, as in a server that is already serving this many streams:
