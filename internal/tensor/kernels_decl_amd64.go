@@ -879,6 +879,12 @@ func mqPVMaskBF16AVX512x2_8(oT *float32, pT *float32, v *uint16, stride int, n i
 //go:noescape
 func mqSoftmaxAVX512(sT *float32, n int, stride int, win *int32)
 
+// fmaPeakAVX512 sets out[0:lanes] to the sum over its accumulators of n fused
+// multiply-adds a·b + acc each, all accumulators starting at zero.
+//
+//go:noescape
+func fmaPeakAVX512(out *float32, a float32, b float32, n int)
+
 // gemmF32AVX2_1x16 computes a 1x16 tile of x·Wᵀ from panel-packed weights.
 //
 //go:noescape
@@ -1443,3 +1449,9 @@ func mqPVMaskBF16AVX2x2_4(oT *float32, pT *float32, v *uint16, stride int, n int
 //
 //go:noescape
 func mqSoftmaxAVX2(sT *float32, n int, stride int, win *int32)
+
+// fmaPeakAVX2 sets out[0:lanes] to the sum over its accumulators of n fused
+// multiply-adds a·b + acc each, all accumulators starting at zero.
+//
+//go:noescape
+func fmaPeakAVX2(out *float32, a float32, b float32, n int)

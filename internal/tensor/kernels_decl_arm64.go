@@ -1203,6 +1203,12 @@ var windowKernelsNEON4 = windowKernels{
 	pvMaskBF: []func(oT, pT *float32, v *uint16, stride, n int, win *int32, j0 int){mqPVMaskBF16NEONx4_1, mqPVMaskBF16NEONx4_2, mqPVMaskBF16NEONx4_3, mqPVMaskBF16NEONx4_4},
 }
 
+// fmaPeakNEON sets out[0:4] to the sum over its accumulators of n fused
+// multiply-adds a·b + acc each, all accumulators starting at zero.
+//
+//go:noescape
+func fmaPeakNEON(out *float32, a, b float32, n int)
+
 // geluErfNEON applies the exact GELU x·Φ(x) in float32 to x[i], i < n, n a multiple of 4.
 //
 //go:noescape

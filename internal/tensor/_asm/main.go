@@ -66,6 +66,7 @@ func main() {
 		genVector(is)
 		genAttention(is)
 		genWindows(is)
+		genPeak(is)
 	}
 	Generate()
 	for _, f := range []string{*outFlag(), *stubsFlag()} {

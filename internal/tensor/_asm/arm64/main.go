@@ -71,6 +71,7 @@ func main() {
 	genAttention(&g)
 	genVector(&g)
 	genWindows(&g)
+	genPeak(&g)
 	coef, err := readErfCoef(*erfCoefPath)
 	if err != nil {
 		log.Fatalf("GELU coefficients: %v", err)
