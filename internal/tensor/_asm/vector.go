@@ -197,6 +197,24 @@ func (is isa) expN(c *consts, ts []VecVirtual) []VecVirtual {
 
 // reduceF64 sums the lanes of float64 vector v in a fixed order and returns
 // the scalar in the low lane of an xmm register.
+// shiftedExp loads the u vectors at x, subtracts the broadcast shift sh,
+// widens each half to float64, clamps it and returns its exp (the front
+// end expsum and exp64v share): 2u float64 vectors in the order of the
+// elements.
+func (is isa) shiftedExp(c *consts, x Register, sh VecVirtual, u int) []VecVirtual {
+	var ts []VecVirtual
+	for i := range u {
+		d := is.vec()
+		VMOVUPS(mem(x, i*is.lanes*4), d)
+		VSUBPS(sh, d, d)
+		for h := range 2 {
+			ts = append(ts, is.widenHalf(d, h))
+		}
+	}
+	is.clampN(c, ts)
+	return is.expN(c, ts)
+}
+
 func (is isa) reduceF64(v VecVirtual) VecVirtual {
 	var y VecVirtual
 	if is.lanes == 16 {
@@ -575,17 +593,7 @@ func genVector(is isa) {
 		// u vectors (2u float64 chains) at a time, their exponentials
 		// interleaved (see gelutanh); the sums stay in order.
 		body := func(u int) {
-			var ts []VecVirtual
-			for i := range u {
-				d := is.vec()
-				VMOVUPS(mem(x, i*vb), d)
-				VSUBPS(sh, d, d)
-				for h := range 2 {
-					ts = append(ts, is.widenHalf(d, h))
-				}
-			}
-			is.clampN(c, ts)
-			es := is.expN(c, ts)
+			es := is.shiftedExp(c, x, sh, u)
 			for i, e := range es {
 				VADDPD(e, []VecVirtual{a0, a1}[i%2], []VecVirtual{a0, a1}[i%2])
 				is.cvtStore(e, mem(x, i*vb/2))
@@ -613,12 +621,7 @@ func genVector(is isa) {
 		x, ep := Load(Param("x"), GP64()), Load(Param("e"), GP64())
 		sh := is.vec()
 		VBROADCASTSS(NewParamAddr("shift", 16), sh)
-		d := is.vec()
-		VMOVUPS(mem(x, 0), d)
-		VSUBPS(sh, d, d)
-		ts := []VecVirtual{is.widenHalf(d, 0), is.widenHalf(d, 1)}
-		is.clampN(c, ts)
-		es := is.expN(c, ts)
+		es := is.shiftedExp(c, x, sh, 1)
 		for i, e := range es {
 			VMOVUPD(e, mem(ep, i*vb))
 			is.cvtStore(e, mem(x, i*vb/2))
