@@ -12,6 +12,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -231,15 +232,13 @@ func runBench(cmd *cobra.Command, o *benchOptions) error {
 			return err
 		}
 		defer pf.Close()
-		started := false
+		var start sync.Once
 		measuring = func() {
-			if started {
-				return
-			}
-			started = true
-			if err := pprof.StartCPUProfile(pf); err != nil {
-				fmt.Fprintf(log, "bench: --cpuprofile: %v\n", err)
-			}
+			start.Do(func() {
+				if err := pprof.StartCPUProfile(pf); err != nil {
+					fmt.Fprintf(log, "bench: --cpuprofile: %v\n", err)
+				}
+			})
 		}
 		defer pprof.StopCPUProfile()
 	}
